@@ -1,0 +1,50 @@
+# Every command the README names. `make lab` and `make test` set everything up first.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+# JupyterLab refuses to start as root unless told it is fine.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+# This machine's pip prints a warning per package about a missing local index; drop those.
+QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
+
+.PHONY: setup system lab test test-unit test-notebooks bench clean
+
+setup: $(STAMP) system
+
+$(STAMP): pyproject.toml
+	@scripts/system_packages.sh python
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[course,test]' 2>&1 | $(QUIET_PIP)
+	$(PY) -c "import minigrad, numpy, pytest"  # fail here, not later, if the install broke
+	touch $@
+
+system:
+	@scripts/system_packages.sh graphviz
+
+lab: setup
+	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
+
+test: setup test-unit test-notebooks
+
+test-unit: setup
+	$(PY) -m pytest -q tests
+
+test-notebooks: setup
+ifneq ($(NOTEBOOKS),)
+	$(PY) -c "import matplotlib.pyplot"  # build the font cache before nbval compares stderr
+	$(PY) -m pytest -q -p no:randomly --nbval --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg notebooks/
+else
+	@echo "no notebooks yet: nothing for nbval to run"
+endif
+
+bench: setup
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache

@@ -1,0 +1,48 @@
+"""minigrad: a small numpy autograd engine with PyTorch's API.
+
+``import minigrad as mg`` and write what you would write with ``import torch as torch``:
+``mg.tensor([2.0], requires_grad=True)``, ``y.backward()``, ``x.grad``, ``mg.no_grad()``.
+The course in ``notebooks/`` builds and explains it chapter by chapter.
+"""
+
+from . import autograd, dtypes
+from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                       linspace, normal, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, tensor, zeros, zeros_like)
+from .dtypes import dtype, float16, float32, float64, int8, int16, int32, int64, uint8
+from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .random import Generator, default_generator, initial_seed, manual_seed, seed
+from .tensor import Size, Tensor, cat, device, matmul, stack, where
+from .functions import *  # noqa: F401,F403  (mg.exp, mg.sum, mg.relu, ...)
+from .functions import __all__ as _function_names
+
+bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+concat = concatenate = cat
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def get_default_dtype():
+    return float32
+
+
+__all__ = [
+    "Tensor", "Size", "device", "dtype", "Generator", "autograd",
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye",
+    "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
+    "randn", "rand", "randint", "randperm", "randn_like", "rand_like", "normal",
+    "manual_seed", "seed", "initial_seed", "default_generator",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
+    "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
+    "float", "double", "half", "long", "int",
+] + list(_function_names)

@@ -1,0 +1,162 @@
+"""Making tensors: ``tensor``, ``zeros``, ``randn``, ``arange``, ... (chapters 2 and 5).
+
+Signatures follow PyTorch: sizes as ``zeros(2, 3)`` or ``zeros((2, 3))``, keyword
+``dtype``, ``requires_grad`` and ``device`` (which must be the CPU), and a ``generator``
+for the random ones.
+"""
+
+import numpy as np
+
+from . import dtypes
+from .random import numpy_rng
+from .tensor import Tensor, _shape_args, _wrap, as_array, check_device
+
+__all__ = [
+    "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye",
+    "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace",
+    "randn", "rand", "randint", "randperm", "randn_like", "rand_like", "normal",
+]
+
+
+def _finish(array, requires_grad, device):
+    check_device(device)
+    t = _wrap(array)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _float(dtype):
+    return dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of ``data`` (numbers, nested lists, a numpy array).
+
+    Python floats give float32, ints int64, bools bool; a numpy array keeps its dtype.
+    """
+    return _finish(as_array(data, dtype), requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like ``tensor`` but shares memory with a numpy array (or tensor) when it can."""
+    if isinstance(data, Tensor) and dtype is None:
+        return data
+    if isinstance(data, np.ndarray) and (dtype is None or dtypes.to_numpy(dtype) == data.dtype):
+        return _finish(data, False, device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array):
+    """A tensor that shares ``array``'s memory and keeps its dtype (float64 stays float64)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtypes.from_numpy(array.dtype)
+    return _wrap(array)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(_shape_args(size), _float(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(_shape_args(size), _float(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """Like PyTorch's ``empty`` but filled with zeros, so results never depend on garbage."""
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = as_array(fill_value).dtype
+    return _finish(np.full(_shape_args((size,)), fill_value, dtypes.to_numpy(dtype)),
+                   requires_grad, device)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.eye(n, m, dtype=_float(dtype)), requires_grad, device)
+
+
+def _like(t, dtype):
+    return dtypes.to_numpy(dtype) if dtype is not None else t._data.dtype
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad=False):
+    return _finish(np.zeros(input._data.shape, _like(input, dtype)), requires_grad, device)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(input._data.shape, _like(input, dtype)), requires_grad, device)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad=False):
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
+    return _finish(np.full(input._data.shape, fill_value, _like(input, dtype)),
+                   requires_grad, device)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    """``arange(5)`` -> 0..4 (int64); any float argument gives float32, as in PyTorch."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = dtypes.int64 if is_int else dtypes.float32
+    numpy_dtype = dtypes.to_numpy(dtype)
+    values = np.arange(start, end, step, dtype=np.float64 if numpy_dtype.kind == "f" else None)
+    return _finish(values.astype(numpy_dtype), requires_grad, device)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    return _finish(np.linspace(start, end, int(steps)).astype(_float(dtype)), requires_grad, device)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples, drawn from ``generator`` (the default one if None)."""
+    values = numpy_rng(generator).standard_normal(_shape_args(size))
+    return _finish(values.astype(_float(dtype)), requires_grad, device)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1)."""
+    values = numpy_rng(generator).random(_shape_args(size))
+    return _finish(values.astype(_float(dtype)), requires_grad, device)
+
+
+def normal(mean, std, size, generator=None, dtype=None, device=None, requires_grad=False):
+    values = numpy_rng(generator).normal(mean, std, _shape_args((size,)))
+    return _finish(values.astype(_float(dtype)), requires_grad, device)
+
+
+def randint(low, high=None, size=None, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    """Integers in [low, high): ``randint(10, (3,))`` or ``randint(0, 10, (3,))``."""
+    if size is None:
+        low, high, size = 0, low, high
+    if high is None or size is None:
+        raise TypeError("randint() needs high and size, e.g. randint(0, 10, (3,))")
+    values = numpy_rng(generator).integers(low, high, _shape_args((size,)))
+    numpy_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_INT
+    return _finish(values.astype(numpy_dtype), requires_grad, device)
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random ordering of 0..n-1 (what a shuffling DataLoader uses)."""
+    values = numpy_rng(generator).permutation(int(n))
+    numpy_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_INT
+    return _finish(values.astype(numpy_dtype), requires_grad, device)
+
+
+def randn_like(input, generator=None, dtype=None, requires_grad=False):
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
+
+
+def rand_like(input, generator=None, dtype=None, requires_grad=False):
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)

@@ -1,0 +1,600 @@
+"""The local derivative of every op: one ``Node`` subclass per op (chapters 3 and 5).
+
+Each node gets the gradient of its op's output as a numpy array and returns one gradient
+per input (``None`` where that input needs none). Names follow PyTorch's ``grad_fn``
+names, so ``(x * y).grad_fn`` prints ``<MulBackward0>`` in both. Numpy only: no Tensor.
+"""
+
+import numpy as np
+
+from .graph import Node, unbroadcast
+
+
+def _zero_safe_log(base, exponent):
+    """log(base) where it matters for d(base**exponent)/d(exponent); 0 where base == 0 and
+    exponent >= 0 (the derivative there is 0, as PyTorch defines it, not nan)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log = np.log(base)
+    return np.where((base == 0) & (exponent >= 0), 0.0, log)
+
+
+# ------------------------------------------------------------------ elementwise, two inputs
+
+class AddBackward0(Node):
+    __slots__ = ("shapes",)
+
+    def __init__(self, inputs, shape_a, shape_b):
+        super().__init__(inputs)
+        self.shapes = (shape_a, shape_b)
+
+    def apply(self, grad):
+        a, b = self.inputs
+        shape_a, shape_b = self.shapes
+        return (unbroadcast(grad, shape_a) if a is not None else None,
+                unbroadcast(grad, shape_b) if b is not None else None)
+
+
+class SubBackward0(AddBackward0):
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.inputs
+        shape_a, shape_b = self.shapes
+        return (unbroadcast(grad, shape_a) if a is not None else None,
+                unbroadcast(-grad, shape_b) if b is not None else None)
+
+
+class MulBackward0(Node):
+    """d(a*b) = b da + a db: saves each operand for the other's gradient."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        return (unbroadcast(grad * b, np.shape(a)) if self.inputs[0] is not None else None,
+                unbroadcast(grad * a, np.shape(b)) if self.inputs[1] is not None else None)
+
+
+class DivBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        grad_a = grad_b = None
+        if self.inputs[0] is not None:
+            grad_a = unbroadcast(grad / b, np.shape(a))
+        if self.inputs[1] is not None:
+            grad_b = unbroadcast(-grad * a / (b * b), np.shape(b))
+        return grad_a, grad_b
+
+
+class PowBackward1(Node):
+    """a ** b with both tensors."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b, out = self.saved_arrays()
+        grad_a = grad_b = None
+        if self.inputs[0] is not None:
+            local = np.where(b == 0, 0.0, b * a ** np.where(b == 0, 1, b - 1))
+            grad_a = unbroadcast(grad * local, a.shape)
+        if self.inputs[1] is not None:
+            grad_b = unbroadcast(grad * out * _zero_safe_log(a, b), b.shape)
+        return grad_a, grad_b
+
+
+class MaximumBackward0(Node):
+    """Where a and b tie, each gets half the gradient (as PyTorch does)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        share_a = (a > b) + 0.5 * (a == b)
+        return (unbroadcast(grad * share_a, a.shape) if self.inputs[0] is not None else None,
+                unbroadcast(grad * (1 - share_a), b.shape) if self.inputs[1] is not None else None)
+
+
+class MinimumBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        share_a = (a < b) + 0.5 * (a == b)
+        return (unbroadcast(grad * share_a, a.shape) if self.inputs[0] is not None else None,
+                unbroadcast(grad * (1 - share_a), b.shape) if self.inputs[1] is not None else None)
+
+
+class WhereBackward0(Node):
+    """where(cond, a, b): the gradient goes to a where cond holds, to b elsewhere."""
+    __slots__ = ("shapes",)
+
+    def __init__(self, inputs, condition, shape_a, shape_b):
+        super().__init__(inputs, (condition,))
+        self.shapes = (shape_a, shape_b)
+
+    def apply(self, grad):
+        (condition,) = self.saved_arrays()
+        zero = np.zeros((), dtype=grad.dtype)
+        return (unbroadcast(np.where(condition, grad, zero), self.shapes[0])
+                if self.inputs[0] is not None else None,
+                unbroadcast(np.where(condition, zero, grad), self.shapes[1])
+                if self.inputs[1] is not None else None)
+
+
+# ------------------------------------------------------------------ elementwise, one input
+
+class NegBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (-grad,)
+
+
+class RsubBackward1(Node):
+    """scalar - a."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (-grad,)
+
+
+class PowBackward0(Node):
+    """a ** exponent for a number exponent: exponent * a ** (exponent - 1)."""
+    __slots__ = ("exponent",)
+
+    def __init__(self, inputs, a, exponent):
+        super().__init__(inputs, (a,))
+        self.exponent = exponent
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        e = self.exponent
+        if e == 0:
+            return (np.zeros_like(grad),)
+        if e == 2:
+            return (grad * 2 * a,)
+        return (grad * e * a ** (e - 1),)
+
+
+class PowBackward2(Node):
+    """number ** b: out * log(number)."""
+    __slots__ = ("base",)
+
+    def __init__(self, inputs, base, exponent, out):
+        super().__init__(inputs, (exponent, out))
+        self.base = base
+
+    def apply(self, grad):
+        exponent, out = self.saved_arrays()
+        return (grad * out * _zero_safe_log(np.asarray(self.base, dtype=out.dtype), exponent),)
+
+
+class ExpBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad * out,)
+
+
+class LogBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad / a,)
+
+
+class SqrtBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad / (2 * out),)
+
+
+class ReciprocalBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (-grad * out * out,)
+
+
+class AbsBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * np.sign(a),)
+
+
+class SinBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * np.cos(a),)
+
+
+class CosBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (-grad * np.sin(a),)
+
+
+class TanhBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad * (1 - out * out),)
+
+
+class SigmoidBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad * out * (1 - out),)
+
+
+class ReluBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad * (out > 0),)
+
+
+class ClampBackward1(Node):
+    """The gradient passes where min <= a <= max, and is 0 where a was clamped."""
+    __slots__ = ("bounds",)
+
+    def __init__(self, inputs, a, low, high):
+        super().__init__(inputs, (a,))
+        self.bounds = (low, high)
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        low, high = self.bounds
+        mask = np.ones(a.shape, dtype=bool)
+        if low is not None:
+            mask &= a >= low
+        if high is not None:
+            mask &= a <= high
+        return (grad * mask,)
+
+
+class ToCopyBackward0(Node):
+    """A dtype conversion: the gradient goes back in the input's dtype."""
+    __slots__ = ("dtype",)
+
+    def __init__(self, inputs, dtype):
+        super().__init__(inputs)
+        self.dtype = dtype
+
+    def apply(self, grad):
+        return (grad.astype(self.dtype, copy=False),)
+
+
+class CloneBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (grad,)
+
+
+class FillBackward0(Node):
+    """After fill_/zero_ the value no longer depends on what was there: gradient 0."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (np.zeros_like(grad),)
+
+
+ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
+
+
+# ------------------------------------------------------------------ reductions
+
+class SumBackward0(Node):
+    """sum of every element: each element gets the whole gradient."""
+    __slots__ = ("shape",)
+
+    def __init__(self, inputs, shape):
+        super().__init__(inputs)
+        self.shape = shape
+
+    def apply(self, grad):
+        return (np.broadcast_to(grad, self.shape),)
+
+
+class SumBackward1(Node):
+    """sum over ``dims``: put the reduced axes back, then spread along them."""
+    __slots__ = ("shape", "dims", "keepdim")
+
+    def __init__(self, inputs, shape, dims, keepdim):
+        super().__init__(inputs)
+        self.shape, self.dims, self.keepdim = shape, dims, keepdim
+
+    def apply(self, grad):
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dims)
+        return (np.broadcast_to(grad, self.shape),)
+
+
+class MeanBackward0(SumBackward0):
+    __slots__ = ()
+
+    def apply(self, grad):
+        count = max(int(np.prod(self.shape)), 1)
+        return (np.broadcast_to(grad / count, self.shape),)
+
+
+class MeanBackward1(SumBackward1):
+    __slots__ = ()
+
+    def apply(self, grad):
+        count = max(int(np.prod([self.shape[d] for d in self.dims])), 1)
+        (spread,) = super().apply(grad / count)
+        return (spread,)
+
+
+class MaxBackward1(Node):
+    """max() of all elements: ties share the gradient evenly (PyTorch's rule)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, out = self.saved_arrays()
+        winners = a == out
+        return (grad * winners / winners.sum(),)
+
+
+MinBackward1 = type("MinBackward1", (MaxBackward1,), {"__slots__": ()})
+
+
+class MaxBackward0(Node):
+    """max(dim): the gradient goes to the element each index points at."""
+    __slots__ = ("shape", "dim", "keepdim")
+
+    def __init__(self, inputs, indices, shape, dim, keepdim):
+        super().__init__(inputs, (indices,))
+        self.shape, self.dim, self.keepdim = shape, dim, keepdim
+
+    def apply(self, grad):
+        (indices,) = self.saved_arrays()
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dim)
+            indices = np.expand_dims(indices, self.dim)
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        np.put_along_axis(out, indices, grad, axis=self.dim)
+        return (out,)
+
+
+MinBackward0 = type("MinBackward0", (MaxBackward0,), {"__slots__": ()})
+
+
+class SoftmaxBackward0(Node):
+    __slots__ = ("dim",)
+
+    def __init__(self, inputs, out, dim):
+        super().__init__(inputs, (out,))
+        self.dim = dim
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (out * (grad - (grad * out).sum(axis=self.dim, keepdims=True)),)
+
+
+class LogSoftmaxBackward0(SoftmaxBackward0):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad - np.exp(out) * grad.sum(axis=self.dim, keepdims=True),)
+
+
+# ------------------------------------------------------------------ shapes
+
+class ViewBackward0(Node):
+    """Any op that only rearranges the same elements into a new shape."""
+    __slots__ = ("shape",)
+
+    def __init__(self, inputs, shape):
+        super().__init__(inputs)
+        self.shape = shape
+
+    def apply(self, grad):
+        return (grad.reshape(self.shape),)
+
+
+UnsqueezeBackward0 = type("UnsqueezeBackward0", (ViewBackward0,), {"__slots__": ()})
+SqueezeBackward0 = type("SqueezeBackward0", (ViewBackward0,), {"__slots__": ()})
+SqueezeBackward1 = type("SqueezeBackward1", (ViewBackward0,), {"__slots__": ()})
+
+
+class ExpandBackward0(Node):
+    __slots__ = ("shape",)
+
+    def __init__(self, inputs, shape):
+        super().__init__(inputs)
+        self.shape = shape
+
+    def apply(self, grad):
+        return (unbroadcast(grad, self.shape),)
+
+
+class PermuteBackward0(Node):
+    __slots__ = ("inverse",)
+
+    def __init__(self, inputs, dims):
+        super().__init__(inputs)
+        self.inverse = tuple(np.argsort(dims))
+
+    def apply(self, grad):
+        return (grad.transpose(self.inverse),)
+
+
+class TransposeBackward0(Node):
+    __slots__ = ("dims",)
+
+    def __init__(self, inputs, dim0, dim1):
+        super().__init__(inputs)
+        self.dims = (dim0, dim1)
+
+    def apply(self, grad):
+        return (np.swapaxes(grad, *self.dims),)
+
+
+class TBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (grad.T,)
+
+
+class IndexBackward0(Node):
+    """Advanced indexing: an index may repeat, so the gradients add up (``np.add.at``)."""
+    __slots__ = ("shape", "key")
+
+    def __init__(self, inputs, shape, key):
+        super().__init__(inputs)
+        self.shape, self.key = shape, key
+
+    def apply(self, grad):
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        np.add.at(out, self.key, grad)
+        return (out,)
+
+
+class SliceBackward0(IndexBackward0):
+    """Basic indexing (ints and slices): every element is picked at most once."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        out[self.key] = grad
+        return (out,)
+
+
+SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
+
+
+class IndexPutBackward0(Node):
+    """``t[key] = value`` on a tensor in the graph: the overwritten part of ``t`` gets no
+    gradient, ``value`` gets the gradient of the part it filled."""
+    __slots__ = ("key", "value_shape")
+
+    def __init__(self, inputs, key, value_shape):
+        super().__init__(inputs)
+        self.key, self.value_shape = key, value_shape
+
+    def apply(self, grad):
+        grad_self = grad_value = None
+        if self.inputs[0] is not None:
+            grad_self = grad.copy()
+            grad_self[self.key] = 0
+        if self.inputs[1] is not None:
+            grad_value = unbroadcast(grad[self.key], self.value_shape)
+        return grad_self, grad_value
+
+
+class StackBackward0(Node):
+    __slots__ = ("dim",)
+
+    def __init__(self, inputs, dim):
+        super().__init__(inputs)
+        self.dim = dim
+
+    def apply(self, grad):
+        return tuple(np.take(grad, i, axis=self.dim) if node is not None else None
+                     for i, node in enumerate(self.inputs))
+
+
+class CatBackward0(Node):
+    __slots__ = ("dim", "sizes")
+
+    def __init__(self, inputs, dim, sizes):
+        super().__init__(inputs)
+        self.dim, self.sizes = dim, sizes
+
+    def apply(self, grad):
+        return tuple(np.split(grad, np.cumsum(self.sizes)[:-1], axis=self.dim))
+
+
+# ------------------------------------------------------------------ matrix products
+
+class MmBackward0(Node):
+    """C = A @ B for matrices: dA = dC @ B.T, dB = A.T @ dC."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        return (grad @ b.T if self.inputs[0] is not None else None,
+                a.T @ grad if self.inputs[1] is not None else None)
+
+
+class DotBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        return (grad * b if self.inputs[0] is not None else None,
+                grad * a if self.inputs[1] is not None else None)
+
+
+class MvBackward0(Node):
+    """y = A @ v: dA = outer(dy, v), dv = A.T @ dy."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        return (np.outer(grad, b) if self.inputs[0] is not None else None,
+                a.T @ grad if self.inputs[1] is not None else None)
+
+
+class MatmulBackward0(Node):
+    """The general case (1-D operands, batches): promote to matrices, then as MmBackward0,
+    summing over broadcast batch dimensions."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        g = grad
+        if a.ndim == 1:
+            g = np.expand_dims(g, -2)
+        if b.ndim == 1:
+            g = np.expand_dims(g, -1)
+        grad_a = grad_b = None
+        if self.inputs[0] is not None:
+            grad_a = unbroadcast(g @ np.swapaxes(b2, -1, -2), a2.shape).reshape(a.shape)
+        if self.inputs[1] is not None:
+            grad_b = unbroadcast(np.swapaxes(a2, -1, -2) @ g, b2.shape).reshape(b.shape)
+        return grad_a, grad_b
+
+
+class AddmmBackward0(Node):
+    """``bias + x @ weight.T`` in one node (nn.Linear, chapter 6)."""
+    __slots__ = ("bias_shape",)
+
+    def __init__(self, inputs, x, weight, bias_shape):
+        super().__init__(inputs, (x, weight))
+        self.bias_shape = bias_shape
+
+    def apply(self, grad):
+        x, weight = self.saved_arrays()
+        x_node, w_node, b_node = self.inputs
+        if grad.ndim == 1:  # a single sample, x of shape (in,)
+            return (grad @ weight if x_node is not None else None,
+                    np.outer(grad, x) if w_node is not None else None,
+                    unbroadcast(grad, self.bias_shape) if b_node is not None else None)
+        grad2 = grad.reshape(-1, grad.shape[-1])
+        return (
+            (grad @ weight) if x_node is not None else None,
+            grad2.T @ x.reshape(-1, x.shape[-1]) if w_node is not None else None,
+            unbroadcast(grad2.sum(axis=0), self.bias_shape) if b_node is not None else None,
+        )

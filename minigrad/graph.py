@@ -1,0 +1,277 @@
+"""The backward graph and the engine that walks it (chapters 2 and 3).
+
+Every differentiable op leaves behind a ``Node``: it knows the nodes of its inputs
+(``next_functions``) and how to turn the gradient of its output into gradients for its
+inputs (``apply``). Leaves that require grad get an ``AccumulateGrad`` node, which is where
+``.grad += ...`` happens (chapter 4). ``backward`` orders the nodes, runs each one once and
+hands the leaves their gradients.
+
+This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits below it.
+"""
+
+import functools
+import heapq
+import itertools
+
+__all__ = [
+    "Node", "AccumulateGrad", "backward", "execution_order",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
+]
+
+
+# ---------------------------------------------------------------------------- grad mode
+
+class _GradMode:
+    """Whether ops record the graph. A plain attribute: ops read it on every call."""
+    enabled = True
+
+
+def is_grad_enabled():
+    """True when operations are being recorded for backward."""
+    return _GradMode.enabled
+
+
+class set_grad_enabled:
+    """Turn graph recording on or off: a function call, a context manager or a decorator."""
+
+    def __init__(self, mode):
+        self.prev = _GradMode.enabled
+        self.mode = bool(mode)
+        _GradMode.enabled = self.mode
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _GradMode.enabled = self.prev
+        return False
+
+    def __call__(self, func):
+        # Applied as a decorator: undo the switch made by __init__, apply it per call instead.
+        _GradMode.enabled = self.prev
+        mode = self.mode
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with set_grad_enabled(mode):
+                return func(*args, **kwargs)
+        return wrapper
+
+
+class _GradModeContext:
+    """Base of ``no_grad`` / ``enable_grad``: a context manager that is also a decorator."""
+    mode = True
+
+    def __init__(self, func=None):
+        self.prev = []
+        self._func = func
+
+    def __enter__(self):
+        self.prev.append(_GradMode.enabled)
+        _GradMode.enabled = self.mode
+
+    def __exit__(self, *exc):
+        _GradMode.enabled = self.prev.pop()
+        return False
+
+    def __call__(self, func):
+        mode = self.mode
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            prev = _GradMode.enabled
+            _GradMode.enabled = mode
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _GradMode.enabled = prev
+        return wrapper
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class no_grad(_GradModeContext):
+    """Do not record the graph: ``with no_grad(): w -= lr * w.grad`` or ``@no_grad()``."""
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Record the graph again inside a ``no_grad`` block."""
+    mode = True
+
+
+# ---------------------------------------------------------------------------- nodes
+
+_sequence = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class Node:
+    """One recorded operation of the backward graph.
+
+    ``inputs`` holds, for each input of the forward op, the node its gradient goes to
+    (``None`` for an input that needs no gradient). ``saved`` holds the arrays ``apply``
+    needs; it becomes ``None`` when the graph is freed. ``seq`` orders nodes by creation, so
+    backward undoes the forward pass from the last op to the first.
+    """
+
+    __slots__ = ("inputs", "saved", "seq", "retained", "__weakref__")
+
+    def __init__(self, inputs, saved=()):
+        self.inputs = inputs
+        self.saved = saved
+        self.seq = next(_sequence)
+        self.retained = None  # weakref to a non-leaf tensor that asked for retain_grad()
+
+    def apply(self, grad):
+        """Gradient of the output (an array) -> one gradient array (or None) per input."""
+        raise NotImplementedError
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        """PyTorch's view of the edges: ``((node, 0), (None, 0), ...)``."""
+        return tuple((node, 0) for node in self.inputs)
+
+    @property
+    def is_freed(self):
+        return self.saved is None
+
+    def release(self):
+        """Drop the saved arrays (a node that saved nothing can run again)."""
+        if self.saved:
+            self.saved = None
+
+    def saved_arrays(self):
+        if self.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return self.saved
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: adds the incoming gradient into ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable  # the leaf tensor; it only holds a weak reference back
+
+    def apply(self, grad):
+        self.variable._accumulate_grad(grad)
+        return ()
+
+
+def unbroadcast(grad, shape):
+    """Sum ``grad`` down to ``shape``: the backward of numpy broadcasting."""
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad
+
+
+# ---------------------------------------------------------------------------- the engine
+
+def execution_order(roots):
+    """The nodes reachable from ``roots`` in the order backward runs them.
+
+    A node runs only once every node that feeds it a gradient has run (a topological
+    order); among the ready ones the most recently created goes first. No recursion, so a
+    100,000-op chain is fine. Raises if a node's saved arrays were already freed.
+    """
+    dependencies = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node.saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        for nxt in node.inputs:
+            if nxt is None:
+                continue
+            dependencies[nxt] = dependencies.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    ready = [(-node.seq, node) for node in seen if node not in dependencies]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        node = heapq.heappop(ready)[1]
+        order.append(node)
+        for nxt in node.inputs:
+            if nxt is None:
+                continue
+            left = dependencies[nxt] - 1
+            dependencies[nxt] = left
+            if left == 0:
+                heapq.heappush(ready, (-nxt.seq, nxt))
+    return order
+
+
+def backward(roots, grads, retain_graph=False, capture=None):
+    """Push ``grads`` (arrays) back from the ``roots`` nodes through the graph.
+
+    Without ``capture`` the leaves receive their gradients (``AccumulateGrad``). With a
+    list of nodes in ``capture``, nothing is accumulated: the gradient arriving at each of
+    those nodes is returned instead (this is ``autograd.grad``).
+
+    Every check happens before anything changes, and leaves are only touched after every
+    node has run, so an error leaves all ``.grad`` as they were.
+    """
+    order = execution_order(roots)
+    buffers = {}
+    for node, grad in zip(roots, grads):
+        buffers[node] = buffers[node] + grad if node in buffers else grad
+
+    captured = {} if capture is not None else None
+    capture_set = set(capture) if capture is not None else ()
+    deliveries = []  # (node, grad): AccumulateGrad nodes and retained non-leaf grads
+    for node in order:
+        grad = buffers.pop(node, None)
+        if grad is None:
+            continue  # nothing flowed here (e.g. an integer index path)
+        if node in capture_set:
+            captured[node] = grad
+        if type(node) is AccumulateGrad:
+            if captured is None:
+                deliveries.append((node, grad))
+            continue
+        if node.retained is not None and captured is None:
+            deliveries.append((node, grad))
+        for nxt, g in zip(node.inputs, node.apply(grad)):
+            if nxt is None or g is None:
+                continue
+            # Out of place: ``g`` may be the very array another node received.
+            buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
+
+    for node, grad in deliveries:
+        if type(node) is AccumulateGrad:
+            node.apply(grad)
+        else:
+            tensor = node.retained()
+            if tensor is not None:
+                tensor._accumulate_grad(grad)
+    if not retain_graph:
+        for node in order:
+            node.release()
+    return captured

@@ -1,0 +1,1385 @@
+"""``Tensor``: a numpy array that remembers the operations that made it (chapters 2 and 5).
+
+Every op computes its result with numpy. When grad mode is on and an input requires grad,
+it also attaches a node from ``derivatives`` that knows the inputs' nodes and how to send a
+gradient back to them. ``backward()`` hands the graph to the engine in ``graph``.
+"""
+
+import numbers
+import warnings
+import weakref
+from collections import namedtuple
+
+import numpy as np
+
+from . import dtypes, printing
+from . import derivatives as d
+from .graph import AccumulateGrad, _GradMode, backward as _run_backward
+
+_new = object.__new__
+_Number = (int, float, bool, np.number, np.bool_)
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``minigrad.Size([2, 3])``."""
+    __slots__ = ()
+
+    def numel(self):
+        return int(np.prod(self, dtype=np.int64))
+
+    def __repr__(self):
+        return f"minigrad.Size({list(self)})"
+
+
+class device:
+    """Where a tensor lives. minigrad has one: the CPU."""
+    __slots__ = ("type",)
+
+    def __init__(self, type="cpu"):
+        check_device(type)
+        self.type = "cpu"
+
+    def __eq__(self, other):
+        return str(other) == "cpu"
+
+    def __hash__(self):
+        return hash("cpu")
+
+    def __str__(self):
+        return "cpu"
+
+    def __repr__(self):
+        return "device(type='cpu')"
+
+
+def check_device(dev):
+    """Accept the CPU (and None); refuse anything else with what to do instead."""
+    if dev is None or isinstance(dev, device):
+        return
+    name = str(dev)
+    if name != "cpu" and not name.startswith("cpu:"):
+        raise RuntimeError(
+            f"minigrad runs on the CPU only, so it cannot use device '{name}'. "
+            "Leave the device out or use 'cpu'; with PyTorch the same code can use "
+            "device='cuda'.")
+
+
+CPU = device("cpu")
+
+LEAF_INPLACE = (
+    "a leaf Variable that requires grad is being used in an in-place operation. "
+    "To change a parameter by hand, do it without recording: `with minigrad.no_grad(): "
+    "w -= lr * w.grad`, or build a new tensor instead (`w = w - lr * w.grad`).")
+
+MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
+
+
+def _wrap(data, grad_fn=None):
+    """A new Tensor around ``data`` (an ndarray), without copying: the fast constructor."""
+    t = _new(Tensor)
+    t._data = data
+    t._grad_fn = grad_fn
+    t._requires_grad = grad_fn is not None
+    t._grad = None
+    t._accumulator = None
+    return t
+
+
+def _edge(t):
+    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None."""
+    fn = t._grad_fn
+    if fn is not None:
+        return fn
+    if not t._requires_grad:
+        return None
+    acc = t._accumulator() if t._accumulator is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._accumulator = weakref.ref(acc)  # weak: the graph holds the node, not the leaf
+    return acc
+
+
+def _edges(a, b):
+    """The input nodes of a binary op whose second operand may be a Python number (None)."""
+    return (_edge(a), _edge(b) if b is not None else None)
+
+
+def _needs_grad(*tensors):
+    if not _GradMode.enabled:
+        return False
+    for t in tensors:
+        if t is not None and t._requires_grad:
+            return True
+    return False
+
+
+def _broadcast_error(a, b, op):
+    """Say which two shapes do not broadcast, and where."""
+    sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        x = sa[-i] if i <= len(sa) else 1
+        y = sb[-i] if i <= len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            dim = max(len(sa), len(sb)) - i
+            return RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {dim}: shapes {list(sa)} and {list(sb)} cannot be "
+                f"broadcast together for {op}. Two dimensions fit when they are equal or "
+                "one of them is 1 (use unsqueeze/reshape to add a dimension of size 1).")
+    return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
+
+
+def _to_index(key):
+    """A Python/Tensor index -> the equivalent numpy index (and whether it is basic)."""
+    if isinstance(key, tuple):
+        parts = tuple(_to_index(k)[0] for k in key)
+        basic = all(isinstance(k, (int, slice)) or k is None or k is Ellipsis for k in parts)
+        return parts, basic
+    if isinstance(key, Tensor):
+        key = key._data
+    elif isinstance(key, list):
+        key = np.array([k._data if isinstance(k, Tensor) else k for k in key])
+    if isinstance(key, np.integer):
+        key = int(key)
+    basic = isinstance(key, (int, slice)) or key is None or key is Ellipsis
+    if isinstance(key, np.ndarray) and key.dtype.kind == "f":
+        raise IndexError("tensors used as indices must be long, int or bool tensors, "
+                         f"not {dtypes.from_numpy(key.dtype)}")
+    return key, basic
+
+
+class Tensor:
+    """An n-dimensional array of numbers that can record how it was computed.
+
+    Create tensors with ``minigrad.tensor(data, requires_grad=...)`` or ``zeros``, ``randn``,
+    ...; ``Tensor(data)`` works too and, as in PyTorch, makes float32.
+    """
+
+    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_accumulator", "__weakref__")
+    __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
+
+    def __init__(self, *args, dtype=None, requires_grad=False):
+        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+            data = np.array(args[0]._data if isinstance(args[0], Tensor) else args[0],
+                            dtype=dtypes.to_numpy(dtype) if dtype else dtypes.DEFAULT_FLOAT)
+        else:
+            data = np.zeros(tuple(int(a) for a in args),
+                            dtype=dtypes.to_numpy(dtype) if dtype else dtypes.DEFAULT_FLOAT)
+        self._data = data
+        self._grad_fn = None
+        self._requires_grad = False
+        self._grad = None
+        self._accumulator = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    # ----------------------------------------------------------------- autograd attributes
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        """Start (or stop) recording operations on this leaf; returns the tensor."""
+        requires_grad = bool(requires_grad)
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want "
+                    "to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients, "
+                f"but this tensor has dtype {self.dtype}. Make it a float tensor first, e.g. "
+                "minigrad.tensor([1., 2.], requires_grad=True) or t.float().requires_grad_().")
+        self._requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        """The node that made this tensor (None for leaves): ``<MulBackward0>``, ..."""
+        return self._grad_fn
+
+    @property
+    def is_leaf(self):
+        """True for tensors the user made (and for any tensor that does not require grad)."""
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        """The accumulated gradient: kept for leaves that require grad (and retain_grad())."""
+        if self._grad_fn is not None and self._grad_fn.retained is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: got "
+                                   f"{list(value.shape)}, expected {list(self.shape)}")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._grad_fn is not None and self._grad_fn.retained is not None
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor too (leaves keep theirs anyway)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None:
+            self._grad_fn.retained = weakref.ref(self)
+        return None
+
+    def _accumulate_grad(self, grad):
+        """``self.grad += grad`` (what AccumulateGrad does): the first gradient is copied,
+        later ones are added in place, so gradients add up until someone zeroes them."""
+        if grad.shape != self._data.shape:
+            grad = np.broadcast_to(grad, self._data.shape)
+        if self._grad is None:
+            self._grad = _wrap(np.array(grad, dtype=self._data.dtype))
+        else:
+            self._grad._data += grad
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor with respect to every leaf that requires grad
+        and add it into each leaf's ``.grad``. The graph is freed afterwards unless
+        ``retain_graph=True``."""
+        if create_graph:
+            raise NotImplementedError(
+                "minigrad does not build graphs of gradients (create_graph=True): "
+                "higher-order derivatives are out of the course's scope")
+        if not self._requires_grad:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn. "
+                "Create the inputs with requires_grad=True (and outside no_grad()) so that "
+                "operations on them are recorded.")
+        if gradient is None:
+            if self._data.size != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs, but this tensor "
+                    f"has shape {list(self.shape)}. Reduce it to one number first (e.g. "
+                    "y.sum().backward()) or pass the gradient of the final result with "
+                    "respect to it: y.backward(gradient=minigrad.ones_like(y)).")
+            grad = np.ones_like(self._data)
+        else:
+            grad = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
+            if grad.shape != self._data.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[0] has a shape of {Size(grad.shape)} "
+                    f"and output[0] has a shape of {self.shape}.")
+            grad = grad.astype(self._data.dtype, copy=False)
+        retain = bool(retain_graph)
+        if inputs is not None:
+            from .autograd import grad as _grad
+            ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+            results = _grad([self], ins, [_wrap(grad)], retain_graph=retain, allow_unused=True)
+            for t, g in zip(ins, results):
+                if g is not None:
+                    t._accumulate_grad(g._data)
+            return None
+        _run_backward([_edge(self)], [grad], retain_graph=retain)
+        return None
+
+    def detach(self):
+        """The same numbers (same memory), cut off from the graph."""
+        return _wrap(self._data)
+
+    def detach_(self):
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        """A tensor sharing this one's memory, outside the graph (PyTorch's ``.data``)."""
+        return _wrap(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    # ----------------------------------------------------------------- basic properties
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[self._dim(dim)]
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy(self._data.dtype)
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    def nelement(self):
+        return self._data.size
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def _dim(self, dim):
+        """A dim that may be negative -> 0..ndim-1, with PyTorch's error when out of range."""
+        n = max(self._data.ndim, 1)
+        if not -n <= dim < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {dim})")
+        return dim % n
+
+    def _dims(self, dim):
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        return tuple(sorted(self._dim(x) for x in dims))
+
+    # ----------------------------------------------------------------- conversions
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               "to Scalar: use .tolist() for several numbers")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, force=False):
+        """The numpy array behind this tensor (shared memory, no copy)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(it has {self._data.size}): use .any() or .all()")
+        return bool(self._data.reshape(()).item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return printing.tensor_repr(self._data, self._requires_grad, self._grad_fn)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __deepcopy__(self, memo):
+        t = Tensor.__new__(type(self))
+        Tensor.__init__(t, self._data.copy())
+        t._data = self._data.copy()
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = _wrap(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+    def __reduce__(self):
+        raise TypeError("minigrad tensors are not pickled: save them with minigrad.save(), "
+                        "which writes a plain .npz file")
+
+    # ----------------------------------------------------------------- dtype and device
+
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """``.to("cpu")``, ``.to(minigrad.float64)`` or both; a new tensor only if needed."""
+        for a in args:
+            if isinstance(a, dtypes.dtype) or a in (float, int, bool):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            else:
+                check_device(a)
+        check_device(device)
+        result = self if dtype is None else self._cast(dtypes.to_numpy(dtype))
+        return result.clone() if copy and result is self else result
+
+    def cpu(self):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        check_device("cuda")
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"minigrad.{self.dtype.name.capitalize()}Tensor"
+        return self.to(dtype)
+
+    def float(self):
+        return self._cast(np.float32)
+
+    def double(self):
+        return self._cast(np.float64)
+
+    def half(self):
+        return self._cast(np.float16)
+
+    def long(self):
+        return self._cast(np.int64)
+
+    def int(self):
+        return self._cast(np.int32)
+
+    def bool(self):
+        return self._cast(np.bool_)
+
+    def _cast(self, numpy_dtype):
+        numpy_dtype = np.dtype(numpy_dtype)
+        if self._data.dtype == numpy_dtype:
+            return self
+        out = _wrap(self._data.astype(numpy_dtype))
+        if numpy_dtype.kind == "f" and _needs_grad(self):
+            out._set_grad_fn(d.ToCopyBackward0((_edge(self),), self._data.dtype))
+        return out
+
+    def _set_grad_fn(self, node):
+        self._grad_fn = node
+        self._requires_grad = True
+        return self
+
+    # ----------------------------------------------------------------- arithmetic
+
+    def _operands(self, other):
+        """The numpy operands of ``self OP other``, promoted like PyTorch, and ``other`` as a
+        Tensor (or None for a Python number)."""
+        a = self._data
+        if isinstance(other, Tensor):
+            b = other._data
+            if a.dtype is not b.dtype and a.dtype != b.dtype:
+                common = dtypes.promote(a, b)
+                a = a.astype(common, copy=False)
+                b = b.astype(common, copy=False)
+            return a, b, other
+        if isinstance(other, _Number):
+            if isinstance(other, (np.number, np.bool_)):
+                other = other.item()
+            kind = a.dtype.kind
+            if isinstance(other, float) and kind in "biu":
+                a = a.astype(dtypes.DEFAULT_FLOAT)
+            elif isinstance(other, int) and not isinstance(other, bool) and kind == "b":
+                a = a.astype(dtypes.DEFAULT_INT)
+            return a, other, None
+        if isinstance(other, (list, tuple, np.ndarray)):
+            return self._operands(tensor_from(other))
+        raise TypeError(f"unsupported operand type for a Tensor: {type(other).__name__}")
+
+    def __add__(self, other):
+        a, b, t = self._operands(other)
+        try:
+            out = _wrap(a + b)
+        except ValueError:
+            raise _broadcast_error(a, b, "+") from None
+        if _needs_grad(self, t):
+            out._set_grad_fn(d.AddBackward0(_edges(self, t), a.shape, np.shape(b)))
+        return out
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        a, b, t = self._operands(other)
+        try:
+            out = _wrap(a - b)
+        except ValueError:
+            raise _broadcast_error(a, b, "-") from None
+        except TypeError:
+            raise TypeError("Subtraction, the `-` operator, with a bool tensor is not "
+                            "supported. If you are trying to invert a mask, use `~`.") from None
+        if _needs_grad(self, t):
+            out._set_grad_fn(d.SubBackward0(_edges(self, t), a.shape, np.shape(b)))
+        return out
+
+    def __rsub__(self, other):
+        if isinstance(other, Tensor):
+            return other.__sub__(self)
+        a, b, _ = self._operands(other)
+        out = _wrap(b - a)
+        if _needs_grad(self):
+            out._set_grad_fn(d.RsubBackward1((_edge(self),)))
+        return out
+
+    def __mul__(self, other):
+        a, b, t = self._operands(other)
+        try:
+            out = _wrap(a * b)
+        except ValueError:
+            raise _broadcast_error(a, b, "*") from None
+        if _needs_grad(self, t):
+            out._set_grad_fn(d.MulBackward0(_edges(self, t), (a, b)))
+        return out
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        a, b, t = self._operands(other)
+        if a.dtype.kind in "biu" and np.asarray(b).dtype.kind in "biu":
+            a = a.astype(dtypes.DEFAULT_FLOAT)  # int / int is a float, as in PyTorch
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = _wrap(a / b)
+        except ValueError:
+            raise _broadcast_error(a, b, "/") from None
+        if _needs_grad(self, t):
+            out._set_grad_fn(d.DivBackward0(_edges(self, t), (a, b)))
+        return out
+
+    def __rtruediv__(self, other):
+        if isinstance(other, Tensor):
+            return other.__truediv__(self)
+        return self.reciprocal() * other
+
+    def __floordiv__(self, other):
+        a, b, _ = self._operands(other)
+        return _wrap(np.floor_divide(a, b))
+
+    def __rfloordiv__(self, other):
+        a, b, _ = self._operands(other)
+        return _wrap(np.floor_divide(b, a))
+
+    def __mod__(self, other):
+        a, b, _ = self._operands(other)
+        return _wrap(np.remainder(a, b))
+
+    def __pow__(self, exponent):
+        if isinstance(exponent, Tensor) and exponent._data.ndim == 0 and not exponent._requires_grad:
+            exponent = exponent.item()
+        if isinstance(exponent, _Number):
+            a, e, _ = self._operands(exponent)
+            if a.dtype.kind in "iu" and isinstance(e, int) and e < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = _wrap(a * a if e == 2 else a ** e)
+            if _needs_grad(self):
+                out._set_grad_fn(d.PowBackward0((_edge(self),), a, e))
+            return out
+        a, b, t = self._operands(exponent)
+        try:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = _wrap(a ** b)
+        except ValueError:
+            raise _broadcast_error(a, b, "**") from None
+        if _needs_grad(self, t):
+            out._set_grad_fn(d.PowBackward1((_edge(self), _edge(t)), (a, b, out._data)))
+        return out
+
+    def __rpow__(self, base):
+        if isinstance(base, Tensor):
+            return base.__pow__(self)
+        a, b, _ = self._operands(base)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _wrap(np.power(np.asarray(b, dtype=a.dtype), a))
+        if _needs_grad(self):
+            out._set_grad_fn(d.PowBackward2((_edge(self),), b, a, out._data))
+        return out
+
+    def __neg__(self):
+        out = _wrap(-self._data)
+        if _needs_grad(self):
+            out._set_grad_fn(d.NegBackward0((_edge(self),)))
+        return out
+
+    def __pos__(self):
+        return self
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(tensor_from(other), self)
+
+    def add(self, other, alpha=1):
+        return self + (other * alpha if alpha != 1 else other)
+
+    def sub(self, other, alpha=1):
+        return self - (other * alpha if alpha != 1 else other)
+
+    def mul(self, other):
+        return self * other
+
+    def div(self, other):
+        return self / other
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def neg(self):
+        return -self
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    def mm(self, other):
+        return matmul(self, other)
+
+    multiply, divide, subtract, true_divide = mul, div, sub, div
+
+    # ----------------------------------------------------------------- comparisons (no grad)
+
+    def _compare(self, other, fn):
+        a, b, _ = self._operands(other)
+        try:
+            return _wrap(fn(a, b))
+        except ValueError:
+            raise _broadcast_error(a, b, "a comparison") from None
+
+    def __eq__(self, other):
+        if other is None:
+            return False
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        if other is None:
+            return True
+        return self._compare(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+
+    def __invert__(self):
+        if self._data.dtype.kind == "f":
+            raise TypeError("~ (bitwise not) is only defined for integer and bool tensors")
+        return _wrap(~self._data)
+
+    def __and__(self, other):
+        return self._compare(other, np.bitwise_and)
+
+    def __or__(self, other):
+        return self._compare(other, np.bitwise_or)
+
+    def __xor__(self, other):
+        return self._compare(other, np.bitwise_xor)
+
+    def logical_not(self):
+        return _wrap(np.logical_not(self._data))
+
+    def equal(self, other):
+        return self.shape == other.shape and bool(np.array_equal(self._data, other._data))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return _wrap(np.isclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def isnan(self):
+        return _wrap(np.isnan(self._data))
+
+    def isfinite(self):
+        return _wrap(np.isfinite(self._data))
+
+    def sign(self):
+        return _wrap(np.sign(self._data))
+
+    def all(self, dim=None, keepdim=False):
+        return _wrap(np.all(self._data, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+
+    def any(self, dim=None, keepdim=False):
+        return _wrap(np.any(self._data, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+
+    # ----------------------------------------------------------------- elementwise functions
+
+    def _float_data(self, name):
+        a = self._data
+        if a.dtype.kind != "f":
+            return a.astype(dtypes.DEFAULT_FLOAT)
+        return a
+
+    def _unary(self, value, node_cls, saved):
+        out = _wrap(value)
+        if _needs_grad(self):
+            out._set_grad_fn(node_cls((_edge(self),), saved))
+        return out
+
+    def exp(self):
+        out = np.exp(self._float_data("exp"))
+        return self._unary(out, d.ExpBackward0, (out,))
+
+    def log(self):
+        a = self._float_data("log")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._unary(np.log(a), d.LogBackward0, (a,))
+
+    def sqrt(self):
+        with np.errstate(invalid="ignore"):
+            out = np.sqrt(self._float_data("sqrt"))
+        return self._unary(out, d.SqrtBackward0, (out,))
+
+    def reciprocal(self):
+        with np.errstate(divide="ignore"):
+            out = 1 / self._float_data("reciprocal")
+        return self._unary(out, d.ReciprocalBackward0, (out,))
+
+    def abs(self):
+        a = self._data
+        return self._unary(np.abs(a), d.AbsBackward0, (a,))
+
+    def sin(self):
+        a = self._float_data("sin")
+        return self._unary(np.sin(a), d.SinBackward0, (a,))
+
+    def cos(self):
+        a = self._float_data("cos")
+        return self._unary(np.cos(a), d.CosBackward0, (a,))
+
+    def tanh(self):
+        out = np.tanh(self._float_data("tanh"))
+        return self._unary(out, d.TanhBackward0, (out,))
+
+    def sigmoid(self):
+        a = self._float_data("sigmoid")
+        # Two branches so that neither exp overflows: 1/(1+e^-x) for x>=0, e^x/(1+e^x) below.
+        e = np.exp(-np.abs(a))
+        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        return self._unary(out, d.SigmoidBackward0, (out,))
+
+    def relu(self):
+        a = self._data
+        out = np.maximum(a, 0).astype(a.dtype, copy=False)
+        return self._unary(out, d.ReluBackward0, (out,))
+
+    def square(self):
+        return self ** 2
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        low = min.item() if isinstance(min, Tensor) else min
+        high = max.item() if isinstance(max, Tensor) else max
+        a = self._data
+        out = np.clip(a, low, high).astype(a.dtype, copy=False)
+        result = _wrap(out)
+        if _needs_grad(self):
+            result._set_grad_fn(d.ClampBackward1((_edge(self),), a, low, high))
+        return result
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
+    def maximum(self, other):
+        return _pairwise(self, other, np.maximum, d.MaximumBackward0)
+
+    def minimum(self, other):
+        return _pairwise(self, other, np.minimum, d.MinimumBackward0)
+
+    def softmax(self, dim):
+        dim = self._dim(dim)
+        a = self._float_data("softmax")
+        shifted = np.exp(a - a.max(axis=dim, keepdims=True))
+        out = shifted / shifted.sum(axis=dim, keepdims=True)
+        result = _wrap(out)
+        if _needs_grad(self):
+            result._set_grad_fn(d.SoftmaxBackward0((_edge(self),), out, dim))
+        return result
+
+    def log_softmax(self, dim):
+        dim = self._dim(dim)
+        a = self._float_data("log_softmax")
+        # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
+        shifted = a - a.max(axis=dim, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        result = _wrap(out)
+        if _needs_grad(self):
+            result._set_grad_fn(d.LogSoftmaxBackward0((_edge(self),), out, dim))
+        return result
+
+    def clone(self):
+        out = _wrap(self._data.copy())
+        if _needs_grad(self):
+            out._set_grad_fn(d.CloneBackward0((_edge(self),)))
+        return out
+
+    def contiguous(self):
+        return self
+
+    # ----------------------------------------------------------------- reductions
+
+    def sum(self, dim=None, keepdim=False, dtype=None):
+        a = self._data if dtype is None else self._data.astype(dtypes.to_numpy(dtype))
+        if a.dtype.kind == "b":
+            a = a.astype(dtypes.DEFAULT_INT)
+        if dim is None:
+            out = _wrap(np.asarray(a.sum(keepdims=keepdim), dtype=a.dtype))
+            if _needs_grad(self):
+                out._set_grad_fn(d.SumBackward0((_edge(self),), a.shape))
+            return out
+        dims = self._dims(dim)
+        out = _wrap(np.asarray(a.sum(axis=dims, keepdims=keepdim), dtype=a.dtype))
+        if _needs_grad(self):
+            out._set_grad_fn(d.SumBackward1((_edge(self),), a.shape, dims, keepdim))
+        return out
+
+    def mean(self, dim=None, keepdim=False, dtype=None):
+        a = self._data if dtype is None else self._data.astype(dtypes.to_numpy(dtype))
+        if a.dtype.kind != "f":
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {dtypes.from_numpy(a.dtype).name.capitalize()}. "
+                "Convert first: t.float().mean()")
+        if dim is None:
+            out = _wrap(np.asarray(a.mean(keepdims=keepdim), dtype=a.dtype))
+            if _needs_grad(self):
+                out._set_grad_fn(d.MeanBackward0((_edge(self),), a.shape))
+            return out
+        dims = self._dims(dim)
+        out = _wrap(np.asarray(a.mean(axis=dims, keepdims=keepdim), dtype=a.dtype))
+        if _needs_grad(self):
+            out._set_grad_fn(d.MeanBackward1((_edge(self),), a.shape, dims, keepdim))
+        return out
+
+    def _extreme(self, dim, keepdim, other, pick, arg, full_node, dim_node, result_type):
+        if isinstance(other, Tensor) or (dim is not None and not isinstance(dim, int)):
+            if isinstance(dim, Tensor):
+                other = dim
+            return self.maximum(other) if pick is np.max else self.minimum(other)
+        a = self._data
+        if a.size == 0:
+            raise RuntimeError(f"{pick.__name__}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        if dim is None:
+            out = _wrap(np.asarray(pick(a)))
+            if _needs_grad(self):
+                out._set_grad_fn(full_node((_edge(self),), (a, out._data)))
+            return out
+        dim = self._dim(dim)
+        if a.ndim == 0:
+            return result_type(self.clone(), _wrap(np.asarray(0)))
+        indices = arg(a, axis=dim)
+        values = np.take_along_axis(a, np.expand_dims(indices, dim), axis=dim)
+        if not keepdim:
+            values = values.squeeze(dim)
+        else:
+            indices = np.expand_dims(indices, dim)
+        out = _wrap(values)
+        if _needs_grad(self):
+            out._set_grad_fn(dim_node((_edge(self),), indices, a.shape, dim, keepdim))
+        return result_type(out, _wrap(indices.astype(np.int64)))
+
+    def max(self, dim=None, keepdim=False, other=None):
+        """max() of all elements, max(dim) -> (values, indices), or max(other) elementwise."""
+        return self._extreme(dim, keepdim, other, np.max, np.argmax,
+                             d.MaxBackward1, d.MaxBackward0, MaxResult)
+
+    def min(self, dim=None, keepdim=False, other=None):
+        return self._extreme(dim, keepdim, other, np.min, np.argmin,
+                             d.MinBackward1, d.MinBackward0, MinResult)
+
+    def amax(self, dim=None, keepdim=False):
+        return self.max() if dim is None else self.max(dim, keepdim).values
+
+    def amin(self, dim=None, keepdim=False):
+        return self.min() if dim is None else self.min(dim, keepdim).values
+
+    def argmax(self, dim=None, keepdim=False):
+        if dim is None:
+            return _wrap(np.asarray(np.argmax(self._data), dtype=np.int64))
+        return _wrap(np.argmax(self._data, axis=self._dim(dim), keepdims=keepdim).astype(np.int64))
+
+    def argmin(self, dim=None, keepdim=False):
+        if dim is None:
+            return _wrap(np.asarray(np.argmin(self._data), dtype=np.int64))
+        return _wrap(np.argmin(self._data, axis=self._dim(dim), keepdims=keepdim).astype(np.int64))
+
+    def var(self, dim=None, unbiased=True, keepdim=False, correction=None):
+        if correction is None:
+            correction = 1 if unbiased else 0
+        mean = self.mean(dim=dim, keepdim=True)
+        count = self.numel() if dim is None else int(np.prod([self.shape[x] for x in self._dims(dim)]))
+        return ((self - mean) ** 2).sum(dim=dim, keepdim=keepdim) / max(count - correction, 0)
+
+    def std(self, dim=None, unbiased=True, keepdim=False, correction=None):
+        return self.var(dim, unbiased, keepdim, correction).sqrt()
+
+    # ----------------------------------------------------------------- shapes
+
+    def _reshaped(self, value, node_cls):
+        out = _wrap(value)
+        if _needs_grad(self):
+            out._set_grad_fn(node_cls((_edge(self),), self._data.shape))
+        return out
+
+    def reshape(self, *shape):
+        shape = _shape_args(shape)
+        try:
+            value = self._data.reshape(shape)
+        except ValueError:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
+                               f"{self._data.size}") from None
+        return self._reshaped(value, d.ViewBackward0)
+
+    view = reshape
+
+    def view_as(self, other):
+        return self.reshape(other.shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        shape = self._data.shape
+        if not shape:
+            return self.reshape(1)
+        start, end = self._dim(start_dim), self._dim(end_dim)
+        new = shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
+        return self.reshape(new)
+
+    def unsqueeze(self, dim):
+        n = self._data.ndim + 1
+        if not -n <= dim < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {dim})")
+        return self._reshaped(np.expand_dims(self._data, dim % n), d.UnsqueezeBackward0)
+
+    def squeeze(self, dim=None):
+        a = self._data
+        if dim is None:
+            return self._reshaped(a.reshape([n for n in a.shape if n != 1]), d.SqueezeBackward0)
+        dims = [x for x in self._dims(dim) if a.ndim and a.shape[x] == 1]
+        return self._reshaped(np.squeeze(a, axis=tuple(dims)), d.SqueezeBackward1)
+
+    def expand(self, *sizes):
+        sizes = _shape_args(sizes)
+        a = self._data
+        lead = len(sizes) - a.ndim
+        target = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        try:
+            value = np.broadcast_to(a, target)
+        except ValueError:
+            raise RuntimeError(f"The expanded size of the tensor must match the existing size "
+                               f"at each non-singleton dimension: cannot expand shape "
+                               f"{list(a.shape)} to {list(sizes)}") from None
+        out = _wrap(value)
+        if _needs_grad(self):
+            out._set_grad_fn(d.ExpandBackward0((_edge(self),), a.shape))
+        return out
+
+    def expand_as(self, other):
+        return self.expand(other.shape)
+
+    def permute(self, *dims):
+        dims = tuple(self._dim(x) for x in _shape_args(dims))
+        if sorted(dims) != list(range(self._data.ndim)):
+            raise RuntimeError(f"permute(): dims {list(dims)} must be a permutation of "
+                               f"0..{self._data.ndim - 1}")
+        out = _wrap(self._data.transpose(dims))
+        if _needs_grad(self):
+            out._set_grad_fn(d.PermuteBackward0((_edge(self),), dims))
+        return out
+
+    def transpose(self, dim0, dim1):
+        dim0, dim1 = self._dim(dim0), self._dim(dim1)
+        out = _wrap(np.swapaxes(self._data, dim0, dim1))
+        if _needs_grad(self):
+            out._set_grad_fn(d.TransposeBackward0((_edge(self),), dim0, dim1))
+        return out
+
+    swapaxes = transpose
+
+    def t(self):
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._data.ndim}D. Use transpose(dim0, dim1).")
+        out = _wrap(self._data.T)
+        if _needs_grad(self):
+            out._set_grad_fn(d.TBackward0((_edge(self),)))
+        return out
+
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self._data.ndim)))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
+
+    # ----------------------------------------------------------------- indexing
+
+    def __getitem__(self, key):
+        index, basic = _to_index(key)
+        try:
+            value = self._data[index]
+        except IndexError as error:
+            raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
+        out = _wrap(value)
+        if _needs_grad(self):
+            if not basic:
+                node = d.IndexBackward0((_edge(self),), self._data.shape, index)
+            elif isinstance(index, int) or (isinstance(index, tuple)
+                                            and all(isinstance(k, int) for k in index)):
+                node = d.SelectBackward0((_edge(self),), self._data.shape, index)
+            else:
+                node = d.SliceBackward0((_edge(self),), self._data.shape, index)
+            out._set_grad_fn(node)
+        return out
+
+    def __setitem__(self, key, value):
+        index, _ = _to_index(key)
+        t = value if isinstance(value, Tensor) else None
+        if _needs_grad(self, t):
+            if self.is_leaf and self._requires_grad:
+                raise RuntimeError(LEAF_INPLACE)
+            # Record t[key] = value as a new node; rebinding keeps earlier saved arrays intact.
+            new = self._data.copy()
+            new[index] = value._data if t is not None else value
+            node = d.IndexPutBackward0(_edges(self, t), index,
+                                       t.shape if t is not None else ())
+            self._data = new
+            self._set_grad_fn(node)
+            return
+        self._data[index] = value._data if t is not None else value
+
+    # ----------------------------------------------------------------- in-place updates
+
+    def _check_inplace(self, other=None):
+        """True when the update must be recorded in the graph; raises for a leaf that
+        requires grad (PyTorch's rule: nothing changes, and the error says what to do)."""
+        t = other if isinstance(other, Tensor) else None
+        if not _needs_grad(self, t):
+            return False
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError(LEAF_INPLACE)
+        return True
+
+    def _rebind(self, result):
+        """Make ``self`` the recorded result of an in-place op on a tensor in the graph.
+
+        The old array is left untouched (other nodes may have saved it), so gradients stay
+        correct; the tensor object now holds the new values and the new grad_fn."""
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
+                               f"output type {self.dtype}")
+        self._data = result._data.astype(self._data.dtype, copy=False)
+        self._set_grad_fn(result._grad_fn)
+        return self
+
+    def _inplace(self, other, ufunc, out_of_place, name):
+        if self._check_inplace(other):
+            return self._rebind(out_of_place(self, other))
+        b = other._data if isinstance(other, Tensor) else other
+        try:
+            ufunc(self._data, b, out=self._data, casting="same_kind")
+        except ValueError:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(np.broadcast_shapes(self._data.shape, np.shape(b)))}"
+                               f" in {name}") from None
+        except TypeError:
+            raise RuntimeError(f"result type of {name} with {type(other).__name__} can't be "
+                               f"cast to the desired output type {self.dtype}") from None
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(other, np.add, Tensor.__add__, "+=")
+
+    def __isub__(self, other):
+        return self._inplace(other, np.subtract, Tensor.__sub__, "-=")
+
+    def __imul__(self, other):
+        return self._inplace(other, np.multiply, Tensor.__mul__, "*=")
+
+    def __itruediv__(self, other):
+        return self._inplace(other, np.true_divide, Tensor.__truediv__, "/=")
+
+    def add_(self, other, alpha=1):
+        return self.__iadd__(other * alpha if alpha != 1 else other)
+
+    def sub_(self, other, alpha=1):
+        return self.__isub__(other * alpha if alpha != 1 else other)
+
+    def mul_(self, other):
+        return self.__imul__(other)
+
+    def div_(self, other):
+        return self.__itruediv__(other)
+
+    def addcmul_(self, tensor1, tensor2, value=1):
+        return self.__iadd__(tensor1 * tensor2 * value)
+
+    def addcdiv_(self, tensor1, tensor2, value=1):
+        return self.__iadd__(tensor1 / tensor2 * value)
+
+    def clamp_(self, min=None, max=None):
+        if self._check_inplace():
+            return self._rebind(self.clamp(min, max))
+        np.clip(self._data, min, max, out=self._data)
+        return self
+
+    def zero_(self):
+        """Set every element to 0 in place (``x.grad.zero_()`` in chapter 4)."""
+        return self.fill_(0)
+
+    def fill_(self, value):
+        if isinstance(value, Tensor):
+            value = value.item()
+        if self._check_inplace():
+            node = (d.ZeroBackward0 if value == 0 else d.FillBackward0)((_edge(self),))
+            self._data = np.full_like(self._data, value)
+            return self._set_grad_fn(node)
+        self._data.fill(value)
+        return self
+
+    def copy_(self, src):
+        src_t = src if isinstance(src, Tensor) else tensor_from(src)
+        if self._check_inplace(src_t):
+            return self._rebind(src_t.expand(self.shape).to(self.dtype) * 1)
+        try:
+            np.copyto(self._data, src_t._data, casting="unsafe")
+        except ValueError:
+            raise _broadcast_error(self._data, src_t._data, "copy_") from None
+        return self
+
+    def uniform_(self, a=0.0, b=1.0, generator=None):
+        from .random import numpy_rng
+        self._check_inplace()
+        self._data[...] = numpy_rng(generator).uniform(a, b, self._data.shape)
+        return self
+
+    def normal_(self, mean=0.0, std=1.0, generator=None):
+        from .random import numpy_rng
+        self._check_inplace()
+        self._data[...] = numpy_rng(generator).normal(mean, std, self._data.shape)
+        return self
+
+
+# --------------------------------------------------------------------- functions on tensors
+
+def _shape_args(args):
+    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        args = args[0]
+    return tuple(int(a) for a in args)
+
+
+def tensor_from(value):
+    """A Tensor for ``value`` (a Tensor is returned as is), inferring the dtype as PyTorch."""
+    if isinstance(value, Tensor):
+        return value
+    return _wrap(as_array(value))
+
+
+def as_array(data, dtype=None):
+    """``data`` as a fresh numpy array with PyTorch's dtype rules: Python floats -> float32,
+    ints -> int64, bools -> bool; numpy arrays keep their dtype."""
+    if isinstance(data, Tensor):
+        arr = data._data.copy()
+    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        arr = np.array([as_array(x) for x in data])
+    else:
+        from_numpy = isinstance(data, (np.ndarray, np.generic))
+        arr = np.array(data)
+        if arr.dtype == object:
+            raise TypeError(f"could not make a tensor from {type(data).__name__}: "
+                            "nested lists must be rectangular and hold numbers only")
+        if not from_numpy and arr.dtype == np.float64:
+            arr = arr.astype(dtypes.DEFAULT_FLOAT)
+        if arr.dtype.kind in "US":
+            raise TypeError("new(): invalid data type 'str'")
+    if dtype is not None:
+        arr = arr.astype(dtypes.to_numpy(dtype), copy=False)
+    dtypes.from_numpy(arr.dtype)  # refuse dtypes minigrad does not have
+    return arr
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _pairwise(a, b, fn, node_cls):
+    if not isinstance(a, Tensor):
+        a = tensor_from(a)
+    x, y, t = a._operands(b)
+    if t is None:
+        t = _wrap(np.asarray(y, dtype=x.dtype))
+        y = t._data
+    try:
+        out = _wrap(fn(x, y))
+    except ValueError:
+        raise _broadcast_error(x, y, fn.__name__) from None
+    if _needs_grad(a, t):
+        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
+    return out
+
+
+def matmul(a, b):
+    """Matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
+    if not isinstance(a, Tensor):
+        a = tensor_from(a)
+    x, y, t = a._operands(b)
+    if t is None or x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{x.ndim}D and {np.ndim(y)}D")
+    try:
+        out = _wrap(np.matmul(x, y))
+    except ValueError:
+        if x.ndim <= 2 and y.ndim <= 2:
+            sa = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
+            sb = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): "
+                               f"the last dimension of the first ({x.shape[-1]}) must equal "
+                               f"the first dimension of the second ({y.shape[0]})") from None
+        raise RuntimeError(f"matmul: shapes {list(x.shape)} and {list(y.shape)} cannot be "
+                           "multiplied: the last dimension of the first must equal the "
+                           "second-to-last of the second, and batch dimensions must "
+                           "broadcast") from None
+    if _needs_grad(a, t):
+        if x.ndim == 2 and y.ndim == 2:
+            node_cls = d.MmBackward0
+        elif x.ndim == 1 and y.ndim == 1:
+            node_cls = d.DotBackward0
+        elif x.ndim == 2 and y.ndim == 1:
+            node_cls = d.MvBackward0
+        else:
+            node_cls = d.MatmulBackward0
+        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
+    return out
+
+
+def _common(tensors):
+    tensors = [tensor_from(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("expected a non-empty list of Tensors")
+    common = tensors[0]._data.dtype
+    for t in tensors[1:]:
+        common = dtypes.promote(np.empty(1, common), t._data)
+    return tensors, [t._data.astype(common, copy=False) for t in tensors]
+
+
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dimension."""
+    tensors, arrays = _common(tensors)
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got shapes "
+                           f"{[list(a.shape) for a in arrays]}")
+    n = arrays[0].ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    dim %= n
+    out = _wrap(np.stack(arrays, axis=dim))
+    if _needs_grad(*tensors):
+        out._set_grad_fn(d.StackBackward0(tuple(_edge(t) for t in tensors), dim))
+    return out
+
+
+def cat(tensors, dim=0):
+    """Join tensors end to end along an existing dimension."""
+    tensors, arrays = _common(tensors)
+    dim = tensors[0]._dim(dim)
+    try:
+        value = np.concatenate(arrays, axis=dim)
+    except ValueError:
+        raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}: got shapes "
+                           f"{[list(a.shape) for a in arrays]}") from None
+    out = _wrap(value)
+    if _needs_grad(*tensors):
+        sizes = [a.shape[dim] for a in arrays]
+        out._set_grad_fn(d.CatBackward0(tuple(_edge(t) for t in tensors), dim, sizes))
+    return out
+
+
+def where(condition, input, other):
+    """Elementwise choice: ``input`` where ``condition`` holds, ``other`` elsewhere."""
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {dtypes.from_numpy(cond.dtype)}")
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            input = tensor_from(input)
+        else:
+            input = _wrap(np.asarray(input, dtype=other._data.dtype))
+    x, y, t = input._operands(other)
+    try:
+        out = _wrap(np.where(cond, x, y))
+    except ValueError:
+        raise _broadcast_error(x, y, "where") from None
+    if _needs_grad(input, t):
+        out._set_grad_fn(d.WhereBackward0(_edges(input, t), cond,
+                                          x.shape, np.shape(y)))
+    return out
