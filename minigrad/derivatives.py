@@ -342,6 +342,37 @@ class MeanBackward1(SumBackward1):
         return (spread,)
 
 
+class VarBackward0(Node):
+    """var over ``dims``: d/dx of sum((x - mean)^2) / (N - correction)."""
+    __slots__ = ("dims", "keepdim", "divisor")
+
+    def __init__(self, inputs, centered, dims, keepdim, divisor):
+        super().__init__(inputs, (centered,))
+        self.dims, self.keepdim, self.divisor = dims, keepdim, divisor
+
+    def apply(self, grad):
+        (centered,) = self.saved_arrays()
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dims)
+        return (grad * 2 * centered / self.divisor,)
+
+
+class StdBackward0(VarBackward0):
+    """std = sqrt(var): the var gradient divided by 2 * std."""
+    __slots__ = ()
+
+    def __init__(self, inputs, centered, dims, keepdim, divisor, out):
+        Node.__init__(self, inputs, (centered, out))
+        self.dims, self.keepdim, self.divisor = dims, keepdim, divisor
+
+    def apply(self, grad):
+        centered, out = self.saved_arrays()
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dims)
+            out = np.expand_dims(out, self.dims)
+        return (grad * centered / (self.divisor * out),)
+
+
 class MaxBackward1(Node):
     """max() of all elements: ties share the gradient evenly (PyTorch's rule)."""
     __slots__ = ()

@@ -130,6 +130,14 @@ def _broadcast_error(a, b, op):
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
 
 
+def _last_step_selects(index):
+    """PyTorch applies a basic index item by item; the name of the resulting grad_fn is that
+    of the last int (select) or slice item."""
+    items = index if isinstance(index, tuple) else (index,)
+    steps = [k for k in items if isinstance(k, (int, slice))]
+    return bool(steps) and isinstance(steps[-1], int)
+
+
 def _to_index(key):
     """A Python/Tensor index -> the equivalent numpy index (and whether it is basic)."""
     if isinstance(key, tuple):
@@ -575,8 +583,10 @@ class Tensor:
 
     def __truediv__(self, other):
         a, b, t = self._operands(other)
-        if a.dtype.kind in "biu" and np.asarray(b).dtype.kind in "biu":
-            a = a.astype(dtypes.DEFAULT_FLOAT)  # int / int is a float, as in PyTorch
+        if a.dtype.kind in "biu":  # int / int is float32 in PyTorch (numpy says float64)
+            a = a.astype(dtypes.DEFAULT_FLOAT)
+            if isinstance(b, np.ndarray):
+                b = b.astype(dtypes.DEFAULT_FLOAT)
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = _wrap(a / b)
@@ -960,14 +970,33 @@ class Tensor:
         return _wrap(np.argmin(self._data, axis=self._dim(dim), keepdims=keepdim).astype(np.int64))
 
     def var(self, dim=None, unbiased=True, keepdim=False, correction=None):
-        if correction is None:
-            correction = 1 if unbiased else 0
-        mean = self.mean(dim=dim, keepdim=True)
-        count = self.numel() if dim is None else int(np.prod([self.shape[x] for x in self._dims(dim)]))
-        return ((self - mean) ** 2).sum(dim=dim, keepdim=keepdim) / max(count - correction, 0)
+        """Variance; ``correction=1`` (the default, like ``unbiased=True``) divides by N-1."""
+        return self._spread(dim, unbiased, keepdim, correction, std=False)
 
     def std(self, dim=None, unbiased=True, keepdim=False, correction=None):
-        return self.var(dim, unbiased, keepdim, correction).sqrt()
+        return self._spread(dim, unbiased, keepdim, correction, std=True)
+
+    def _spread(self, dim, unbiased, keepdim, correction, std):
+        if correction is None:
+            correction = 1 if unbiased else 0
+        a = self._float_data("var")
+        dims = tuple(range(a.ndim)) if dim is None else self._dims(dim)
+        count = int(np.prod([a.shape[x] for x in dims]))
+        divisor = max(count - correction, 0)
+        centered = a - a.mean(axis=dims, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = (centered * centered).sum(axis=dims, keepdims=keepdim) / divisor
+            if std:
+                value = np.sqrt(value)
+        out = _wrap(np.asarray(value, dtype=a.dtype))
+        if _needs_grad(self):
+            keep = keepdim or dim is None
+            if std:
+                node = d.StdBackward0((_edge(self),), centered, dims, keep, divisor, out._data)
+            else:
+                node = d.VarBackward0((_edge(self),), centered, dims, keep, divisor)
+            out._set_grad_fn(node)
+        return out
 
     # ----------------------------------------------------------------- shapes
 
@@ -1083,8 +1112,7 @@ class Tensor:
         if _needs_grad(self):
             if not basic:
                 node = d.IndexBackward0((_edge(self),), self._data.shape, index)
-            elif isinstance(index, int) or (isinstance(index, tuple)
-                                            and all(isinstance(k, int) for k in index)):
+            elif _last_step_selects(index):
                 node = d.SelectBackward0((_edge(self),), self._data.shape, index)
             else:
                 node = d.SliceBackward0((_edge(self),), self._data.shape, index)
