@@ -24,6 +24,9 @@ long = int64
 int = int32  # noqa: A001
 concat = concatenate = cat
 
+from . import nn, optim, utils  # noqa: E402  (they build on everything above)
+from .serialization import load, save  # noqa: E402
+
 __version__ = "0.1.0"
 
 
@@ -44,5 +47,5 @@ __all__ = [
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
-    "float", "double", "half", "long", "int",
+    "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
 ] + list(_function_names)

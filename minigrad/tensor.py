@@ -438,12 +438,15 @@ class Tensor:
         return format(repr(self), spec)
 
     def __deepcopy__(self, memo):
-        t = Tensor.__new__(type(self))
-        Tensor.__init__(t, self._data.copy())
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment. Call .detach() first.")
+        t = _new(type(self))
         t._data = self._data.copy()
+        t._grad_fn = None
         t._requires_grad = self._requires_grad
-        if self._grad is not None:
-            t._grad = _wrap(self._grad._data.copy())
+        t._grad = None if self._grad is None else _wrap(self._grad._data.copy())
+        t._accumulator = None
         memo[id(self)] = t
         return t
 

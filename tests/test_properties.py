@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 import minigrad as mg
 from minigrad.autograd import gradcheck
 
+# Every op keeps the (3, 3) shape, so any sequence of them composes.
 UNARY = {
     "exp": lambda t: (t * 0.5).exp(),
     "tanh": lambda t: t.tanh(),
@@ -17,8 +18,8 @@ UNARY = {
     "sqrt_pos": lambda t: (t * t + 1).sqrt(),
     "softmax": lambda t: t.softmax(-1),
     "log_softmax": lambda t: t.log_softmax(0),
-    "sum_keep": lambda t: t.sum(dim=-1, keepdim=True),
-    "mean0": lambda t: t.mean(dim=0, keepdim=True),
+    "sum_keep": lambda t: t.sum(dim=-1, keepdim=True) * t,
+    "mean0": lambda t: t - t.mean(dim=0, keepdim=True),
     "transpose": lambda t: t.T.reshape(t.shape),
     "index": lambda t: t[[0, 0, 1]].sum(0, keepdim=True) + t,
     "neg_div": lambda t: -t / 3,

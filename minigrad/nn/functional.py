@@ -1,0 +1,334 @@
+"""``minigrad.nn.functional`` (``F``): layers and losses as plain functions (chapters 6–7).
+
+``linear`` and the losses are single fused ops with a hand-written backward: one node
+instead of several, which is both what PyTorch does and what keeps small models fast.
+"""
+
+import warnings
+
+import numpy as np
+
+from .. import derivatives as d
+from ..graph import unbroadcast
+from ..graph import Node
+from ..tensor import Tensor, _edge, _needs_grad, _wrap
+
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
+           "cross_entropy", "nll_loss", "dropout", "one_hot"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def relu(input, inplace=False):
+    return input.relu()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def _implicit_dim(input, dim, name):
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
+    return 0 if input.ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.softmax(_implicit_dim(input, dim, "softmax"))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    return input.log_softmax(_implicit_dim(input, dim, "log_softmax"))
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` as one op (weight has shape (out_features, in_features))."""
+    x, w = input._data, weight._data
+    if x.dtype != w.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {input.dtype} and {weight.dtype}: "
+            f"convert the input (x.{'double' if w.dtype == np.float64 else 'float'}()) or the "
+            "model (model.double() / model.float())")
+    if x.ndim == 0 or x.shape[-1] != w.shape[1]:
+        rows = "x".join(map(str, x.shape[:-1] or (1,))) if x.ndim > 1 else "1"
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1] if x.ndim else 1} "
+            f"and {w.shape[1]}x{w.shape[0]}): the layer expects {w.shape[1]} input features "
+            f"but the input's last dimension is {x.shape[-1] if x.ndim else 'missing'}")
+    value = x @ w.T
+    if bias is not None:
+        value += bias._data  # value is a fresh array: adding in place saves a copy
+    out = _wrap(value)
+    if _needs_grad(input, weight, bias):
+        inputs = (_edge(input), _edge(weight), _edge(bias) if bias is not None else None)
+        if bias is None:
+            out._set_grad_fn(_LinearNoBias(inputs[:2], (x, w)))
+        else:
+            out._set_grad_fn(d.AddmmBackward0(inputs, x, w, bias._data.shape))
+    return out
+
+
+class _LinearNoBias(Node):
+    """``x @ w.T``: dx = g @ w, dw = g.T @ x."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        x, w = self.saved_arrays()
+        if grad.ndim == 1:
+            return (grad @ w if self.inputs[0] is not None else None,
+                    np.outer(grad, x) if self.inputs[1] is not None else None)
+        g2 = grad.reshape(-1, grad.shape[-1])
+        return (grad @ w if self.inputs[0] is not None else None,
+                g2.T @ x.reshape(-1, x.shape[-1]) if self.inputs[1] is not None else None)
+
+
+_LinearNoBias.__name__ = _LinearNoBias.__qualname__ = "MmBackward0"
+
+
+def _reduce(losses, reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses
+
+
+# ------------------------------------------------------------------------------ MSE
+
+class MseLossBackward0(Node):
+    """d/da mean((a - b)^2) = 2 (a - b) / n, and the opposite for b."""
+    __slots__ = ("reduction", "shapes")
+
+    def __init__(self, inputs, diff, reduction, shapes):
+        super().__init__(inputs, (diff,))
+        self.reduction, self.shapes = reduction, shapes
+
+    def apply(self, grad):
+        (diff,) = self.saved_arrays()
+        if self.reduction == "mean":
+            grad = grad / diff.size
+        local = 2 * diff * grad
+        return (unbroadcast(local, self.shapes[0]) if self.inputs[0] is not None else None,
+                unbroadcast(-local, self.shapes[1]) if self.inputs[1] is not None else None)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean (or sum, or none) of the squared differences."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    if not isinstance(target, Tensor):
+        target = _wrap(np.asarray(target, dtype=input._data.dtype))
+    if input.shape != target.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=2)
+    a, b, _ = input._operands(target)
+    try:
+        diff = a - b
+    except ValueError:
+        raise RuntimeError(f"mse_loss: input of shape {list(input.shape)} and target of shape "
+                           f"{list(target.shape)} cannot be broadcast together") from None
+    squared = diff * diff
+    if reduction == "mean":
+        value = np.asarray(squared.mean(), dtype=diff.dtype)
+    elif reduction == "sum":
+        value = np.asarray(squared.sum(), dtype=diff.dtype)
+    else:
+        value = squared
+    out = _wrap(value)
+    if _needs_grad(input, target):
+        out._set_grad_fn(MseLossBackward0((_edge(input), _edge(target)), diff, reduction,
+                                          (a.shape, b.shape)))
+    return out
+
+
+# ------------------------------------------------------------------------------ NLL
+
+class NllLossBackward0(Node):
+    """The gradient of -log_prob[target]: minus the weight at the target, 0 elsewhere."""
+    __slots__ = ("shape", "reduction", "total")
+
+    def __init__(self, inputs, picked_weight, index, shape, reduction, total):
+        super().__init__(inputs, (picked_weight, index))
+        self.shape, self.reduction, self.total = shape, reduction, total
+
+    def apply(self, grad):
+        picked_weight, index = self.saved_arrays()
+        if self.reduction == "mean":
+            scale = -picked_weight * (grad / self.total)
+        elif self.reduction == "sum":
+            scale = -picked_weight * grad
+        else:
+            scale = -picked_weight * grad.reshape(picked_weight.shape)
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        np.put_along_axis(out, index, scale.astype(grad.dtype, copy=False), axis=1)
+        return (out,)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood of class indices, given log-probabilities (N, C, ...)."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    if target._data.dtype.kind not in "iu":
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}: class indices "
+                           "must be integers (use target.long()), or pass class probabilities "
+                           "with the same shape as the input")
+    if input.ndim == 1:  # one unbatched sample: (C,) with a 0-d target
+        losses = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
+        return losses.squeeze(0) if reduction == "none" else losses
+    logp, labels = input._data, target._data
+    if labels.shape != logp.shape[:1] + logp.shape[2:]:
+        raise ValueError(f"Expected target of shape {list(logp.shape[:1] + logp.shape[2:])} for "
+                         f"input of shape {list(input.shape)}, got {list(target.shape)}")
+    classes = logp.shape[1]
+    valid = labels != ignore_index
+    safe = np.where(valid, labels, 0)
+    if valid.any() and (safe.min() < 0 or safe.max() >= classes):
+        bad = safe[(safe < 0) | (safe >= classes)][0]
+        raise IndexError(f"Target {bad} is out of bounds: class indices go from 0 to {classes - 1}")
+    index = np.expand_dims(safe, 1)
+    picked = np.take_along_axis(logp, index, axis=1).squeeze(1)
+    w = np.ones(classes, dtype=logp.dtype) if weight is None else weight._data.astype(logp.dtype)
+    picked_weight = w[safe] * valid
+    losses = -picked * picked_weight
+    total = picked_weight.sum()
+    if reduction == "mean":
+        value = np.asarray(losses.sum() / total, dtype=logp.dtype)
+    elif reduction == "sum":
+        value = np.asarray(losses.sum(), dtype=logp.dtype)
+    else:
+        value = losses
+    out = _wrap(value)
+    if _needs_grad(input):
+        out._set_grad_fn(NllLossBackward0((_edge(input),), np.expand_dims(picked_weight, 1),
+                                          index, logp.shape, reduction, total))
+    return out
+
+
+# ------------------------------------------------------------------------------ cross-entropy
+
+class CrossEntropyProbsBackward(Node):
+    """Cross-entropy with class probabilities, fused with its log-softmax:
+    loss = -sum_c w_c t_c log softmax(z)_c."""
+    __slots__ = ("reduction", "count")
+
+    def __init__(self, inputs, softmax, log_probs, weighted, weights, reduction, count):
+        super().__init__(inputs, (softmax, log_probs, weighted, weights))
+        self.reduction, self.count = reduction, count
+
+    def apply(self, grad):
+        softmax, log_probs, weighted, weights = self.saved_arrays()
+        if self.reduction == "mean":
+            grad = grad / self.count
+        elif self.reduction == "none":
+            grad = np.expand_dims(grad, 1)
+        grad_logits = grad_target = None
+        if self.inputs[0] is not None:  # softmax * sum_c(w_c t_c) - w * t
+            grad_logits = grad * (softmax * weighted.sum(axis=1, keepdims=True) - weighted)
+        if self.inputs[1] is not None:  # -w_c log p_c
+            grad_target = -grad * log_probs * weights
+        return grad_logits, grad_target
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross-entropy of logits (N, C, ...) with class indices (N, ...) or class
+    probabilities (same shape as the input). Stable for any logits: it works in log space."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    if not isinstance(target, Tensor):
+        target = _wrap(np.asarray(target))
+    class_dim = 0 if input.ndim == 1 else 1
+    if target._data.dtype.kind == "f":
+        if label_smoothing:
+            classes = input.shape[class_dim]
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        return _cross_entropy_probs(input, target, weight, reduction)
+    if label_smoothing:
+        return _smoothed_indices(input, target, weight, ignore_index, reduction,
+                                 label_smoothing, class_dim)
+    return nll_loss(input.log_softmax(class_dim), target, weight, ignore_index, reduction)
+
+
+def _cross_entropy_probs(input, target, weight, reduction):
+    if target.shape != input.shape:
+        raise RuntimeError(f"class-probability targets must have the input's shape "
+                           f"{list(input.shape)}, got {list(target.shape)}; for class indices "
+                           "use an integer tensor")
+    if input.ndim == 1:  # one unbatched sample
+        losses = _cross_entropy_probs(input.unsqueeze(0), target.unsqueeze(0), weight, reduction)
+        return losses.squeeze(0) if reduction == "none" else losses
+    z, t, _ = input._operands(target)
+    shifted = z - z.max(axis=1, keepdims=True)  # log-sum-exp never overflows
+    exp = np.exp(shifted)
+    total = exp.sum(axis=1, keepdims=True)
+    log_probs = shifted - np.log(total)
+    weights = np.ones((), z.dtype) if weight is None else \
+        weight._data.astype(z.dtype).reshape((1, -1) + (1,) * (z.ndim - 2))
+    weighted = t * weights
+    losses = -(weighted * log_probs).sum(axis=1)
+    count = losses.size
+    if reduction == "mean":
+        value = np.asarray(losses.sum() / count, dtype=z.dtype)
+    elif reduction == "sum":
+        value = np.asarray(losses.sum(), dtype=z.dtype)
+    else:
+        value = losses
+    out = _wrap(value)
+    if _needs_grad(input, target):
+        out._set_grad_fn(CrossEntropyProbsBackward(
+            (_edge(input), _edge(target)), exp / total, log_probs, weighted, weights,
+            reduction, count))
+    return out
+
+
+def _smoothed_indices(input, target, weight, ignore_index, reduction, smoothing, class_dim):
+    """Label smoothing with class indices: the same loss as the smoothed class
+    probabilities, but a mean divides by the total weight of the targets, as in PyTorch."""
+    labels = target._data
+    classes = input.shape[class_dim]
+    valid = labels != ignore_index
+    safe = np.where(valid, labels, 0)
+    probs = np.moveaxis(np.eye(classes, dtype=input._data.dtype)[safe], -1, class_dim)
+    probs = probs * (1 - smoothing) + smoothing / classes
+    probs *= np.expand_dims(valid, class_dim)
+    losses = _cross_entropy_probs(input, _wrap(probs), weight, "none")
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    w = np.ones(classes) if weight is None else weight._data
+    return losses.sum() / float((w[safe] * valid).sum())
+
+
+def dropout(input, p=0.5, training=True, inplace=False, generator=None):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training only)."""
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    from ..random import numpy_rng
+    keep = numpy_rng(generator).random(input.shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)
+    return input * _wrap((keep * scale).astype(input._data.dtype))
+
+
+def one_hot(tensor, num_classes=-1):
+    labels = tensor._data
+    n = int(labels.max()) + 1 if num_classes < 0 else num_classes
+    return _wrap(np.eye(n, dtype=np.int64)[labels])

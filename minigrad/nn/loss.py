@@ -1,0 +1,50 @@
+"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss`` (chapter 7)."""
+
+from . import functional as F
+from .module import Module
+
+__all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss"]
+
+
+class _Loss(Module):
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        if reduction not in ("mean", "sum", "none"):
+            raise ValueError(f"{reduction} is not a valid value for reduction: "
+                             "use 'mean', 'sum' or 'none'")
+        self.reduction = reduction
+
+
+class MSELoss(_Loss):
+    """Mean squared error: ``((input - target) ** 2).mean()``."""
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class CrossEntropyLoss(_Loss):
+    """Cross-entropy of logits with class indices (int64) or class probabilities (float,
+    the input's shape)."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_Loss):
+    """Negative log-likelihood of class indices, given log-probabilities."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = weight
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)

@@ -1,0 +1,325 @@
+"""``Module``: the base of every layer and model (chapter 6).
+
+Assigning a ``Parameter`` or a ``Module`` as an attribute registers it, so ``parameters()``,
+``state_dict()`` and ``zero_grad()`` find everything a model is made of, in the order it
+was assigned, with PyTorch's dotted names (``"0.weight"``, ``"linear.bias"``).
+"""
+
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from ..graph import no_grad
+from ..tensor import Size, Tensor, _wrap
+from .parameter import Parameter
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _indent(text, spaces):
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
+
+
+class Module:
+    """Base class for models: define ``__init__`` (layers as attributes) and ``forward``."""
+
+    training: bool
+
+    def __init__(self):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+
+    # ------------------------------------------------------------------ registration
+
+    def __setattr__(self, name, value):
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call: "
+                                     "call super().__init__() first in your __init__")
+            self._forget(name)
+            params[name] = value
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call: "
+                                     "call super().__init__() first in your __init__")
+            self._forget(name)
+            self._modules[name] = value
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter "
+                                f"'{name}' (minigrad.nn.Parameter or None expected)")
+            params[name] = None
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (minigrad.nn.Module or None expected)")
+            self._modules[name] = None
+        elif params is not None and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}'")
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name):
+        self.__dict__.pop(name, None)
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+
+    def __getattr__(self, name):
+        # Only called when normal lookup fails: look in the registries.
+        for registry in ("_parameters", "_buffers", "_modules"):
+            found = self.__dict__.get(registry)
+            if found is not None and name in found:
+                return found[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for registry in (self._parameters, self._buffers, self._modules):
+            if name in registry:
+                del registry[name]
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (minigrad.nn.Parameter or None required)")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor that belongs to the module's state but is not learnt."""
+        self._forget(name)
+        self._buffers[name] = tensor
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # ------------------------------------------------------------------ calling
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ------------------------------------------------------------------ walking the tree
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        if memo is None:
+            memo = set()
+        if self in memo and remove_duplicate:
+            return
+        memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                            remove_duplicate)
+
+    def modules(self):
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self):
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self):
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, registry, prefix, recurse):
+        seen = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in getattr(module, registry).items():
+                if value is None or id(value) in seen:
+                    continue
+                seen.add(id(value))
+                yield module_prefix + ("." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_parameters", prefix, recurse)
+
+    def parameters(self, recurse=True):
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix="", recurse=True):
+        yield from self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse=True):
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def get_submodule(self, target):
+        module = self
+        for part in target.split(".") if target else []:
+            if part not in module._modules:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
+            module = module._modules[part]
+        return module
+
+    def get_parameter(self, target):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in module._parameters:
+            raise AttributeError(f"{type(module).__name__} has no parameter `{name}`")
+        return module._parameters[name]
+
+    def apply(self, fn):
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # ------------------------------------------------------------------ training state
+
+    def zero_grad(self, set_to_none=True):
+        """Clear every parameter's ``.grad``: to None (the default) or to zeros."""
+        for p in self.parameters():
+            if p.grad is not None:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.grad.zero_()
+
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    # ------------------------------------------------------------------ dtype
+
+    def _cast(self, numpy_dtype):
+        """Convert parameters and floating buffers in place: the same Parameter objects."""
+        for p in self.parameters():
+            p._data = p._data.astype(numpy_dtype)
+            if p._grad is not None:
+                p._grad._data = p._grad._data.astype(numpy_dtype)
+        for module in self.modules():
+            for name, buf in module._buffers.items():
+                if buf is not None and buf.is_floating_point():
+                    buf._data = buf._data.astype(numpy_dtype)
+        return self
+
+    def double(self):
+        return self._cast(np.float64)
+
+    def float(self):
+        return self._cast(np.float32)
+
+    def half(self):
+        return self._cast(np.float16)
+
+    def to(self, *args, **kwargs):
+        probe = _wrap(np.zeros(0, np.float32)).to(*args, **kwargs)  # checks device and dtype
+        if "dtype" in kwargs or any(not isinstance(a, str) for a in args):
+            return self._cast(probe._data.dtype)
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        _wrap(np.zeros(0)).to("cuda")
+
+    # ------------------------------------------------------------------ state dict
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Every parameter and buffer by dotted name, sharing memory with the model."""
+        state = OrderedDict() if destination is None else destination
+        for name, value in self.named_parameters(prefix=prefix.rstrip(".")):
+            state[name] = value if keep_vars else value.detach()
+        for name, value in self.named_buffers(prefix=prefix.rstrip(".")):
+            state[name] = value if keep_vars else value.detach()
+        return state
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy values from ``state_dict`` into this model's parameters and buffers.
+
+        Everything is checked first (names when ``strict``, shapes always); if anything
+        is wrong, nothing is copied and the error lists every problem."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict:
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.append("Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
+            if shape != tuple(target.shape):
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{Size(shape)} from checkpoint, the shape in current model "
+                              f"is {target.shape}.")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    value = state_dict[key]
+                    target.copy_(value if isinstance(value, Tensor) else _wrap(np.asarray(value)))
+        return IncompatibleKeys(missing, unexpected)
+
+    # ------------------------------------------------------------------ printing
+
+    def extra_repr(self):
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + _indent(repr(module), 2)
+                       for name, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        text = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                text += extra_lines[0]
+            else:
+                text += "\n  " + "\n  ".join(lines) + "\n"
+        return text + ")"
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._modules)
+                      | set(self._buffers))

@@ -1,0 +1,31 @@
+"""``Parameter``: a tensor a Module learns (chapter 6)."""
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad and that a ``Module`` registers when you assign it
+    as an attribute. It shares memory with the data it is made from."""
+
+    __slots__ = ()
+
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            array = np.empty(0, dtype=np.float32)
+        elif isinstance(data, Tensor):
+            array = data._data
+        else:
+            raise TypeError(f"Parameter expects a Tensor (e.g. minigrad.randn(3)), "
+                            f"not {type(data).__name__}")
+        self._data = array
+        self._grad_fn = None
+        self._requires_grad = False
+        self._grad = None
+        self._accumulator = None
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()

@@ -1,0 +1,5 @@
+"""``minigrad.utils``: data loading (chapter 10)."""
+
+from . import data
+
+__all__ = ["data"]

@@ -1,0 +1,256 @@
+"""nn: Module registration, Linear, state dicts, printing, and every loss against PyTorch."""
+
+import math
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import minigrad.nn.functional as F
+from minigrad import nn
+
+R = np.random.default_rng(5)
+
+
+class LinearRegressionModel(nn.Module):
+    def __init__(self):
+        super(LinearRegressionModel, self).__init__()
+        self.linear = nn.Linear(1, 1, bias=False)
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+class TwoLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden = nn.Linear(3, 4)
+        self.act = nn.Tanh()
+        self.out = nn.Linear(4, 2)
+        self.scale = nn.Parameter(mg.ones(1))
+        self.not_a_param = mg.zeros(2)
+
+    def forward(self, x):
+        return self.out(self.act(self.hidden(x))) * self.scale
+
+
+def test_attributes_register_parameters_and_modules_in_order():
+    m = TwoLayer()
+    assert [n for n, _ in m.named_parameters()] == [
+        "scale", "hidden.weight", "hidden.bias", "out.weight", "out.bias"]
+    assert [type(c).__name__ for c in m.children()] == ["Linear", "Tanh", "Linear"]
+    assert len(list(m.modules())) == 4
+    assert all(p.requires_grad and p.is_leaf for p in m.parameters())
+    seq = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert [n for n, _ in seq.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+
+
+def test_shared_parameters_are_listed_once():
+    layer = nn.Linear(2, 2)
+    seq = nn.Sequential(layer, nn.ReLU(), layer)
+    assert len(list(seq.parameters())) == 2
+
+
+def test_linear_5_2_as_in_the_seeds():
+    model = nn.Linear(5, 2)
+    assert repr(model) == "Linear(in_features=5, out_features=2, bias=True)"
+    shapes = [tuple(p.shape) for p in model.parameters()]
+    assert shapes == [(2, 5), (2,)]
+    assert nn.Linear(5, 2, bias=False).bias is None
+
+
+def test_linear_initialisation_is_pytorchs():
+    mg.manual_seed(0)
+    layer = nn.Linear(400, 300)
+    bound = 1 / math.sqrt(400)
+    w, b = layer.weight.detach().numpy(), layer.bias.detach().numpy()
+    assert w.dtype == np.float32 and np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    # uniform on [-bound, bound]: standard deviation bound / sqrt(3)
+    assert w.std() == pytest.approx(bound / math.sqrt(3), rel=0.02)
+
+
+def test_linear_matches_pytorch_on_every_input_rank(torch):
+    for shape in [(5,), (4, 5), (2, 3, 5)]:
+        for bias in (True, False):
+            ours = nn.Linear(5, 3, bias=bias).double()
+            theirs = torch.nn.Linear(5, 3, bias=bias).double()
+            with torch.no_grad():
+                theirs.weight.copy_(torch.tensor(ours.weight.detach().numpy()))
+                if bias:
+                    theirs.bias.copy_(torch.tensor(ours.bias.detach().numpy()))
+            x = R.standard_normal(shape)
+            up = R.standard_normal(shape[:-1] + (3,))
+            xo = mg.tensor(x, requires_grad=True)
+            xt = torch.tensor(x, requires_grad=True)
+            out_o, out_t = ours(xo), theirs(xt)
+            out_o.backward(mg.tensor(up))
+            out_t.backward(torch.tensor(up))
+            np.testing.assert_allclose(out_o.detach().numpy(), out_t.detach().numpy(), rtol=1e-12)
+            np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+            np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12)
+            if bias:
+                np.testing.assert_allclose(ours.bias.grad.numpy(), theirs.bias.grad.numpy(), rtol=1e-12)
+
+
+def test_linear_with_wrong_input_says_what_it_expected():
+    with pytest.raises(RuntimeError, match="expects 5 input features"):
+        nn.Linear(5, 2)(mg.ones(3, 4))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        nn.Linear(5, 2)(mg.ones(3, 5, dtype=mg.float64))
+
+
+def test_repr_matches_pytorch(torch):
+    ours = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Sequential(nn.Linear(16, 2), nn.Tanh()),
+                         nn.Flatten(), nn.Sigmoid(), nn.Dropout(0.2), nn.Softmax(dim=1))
+    theirs = torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(),
+                                 torch.nn.Sequential(torch.nn.Linear(16, 2), torch.nn.Tanh()),
+                                 torch.nn.Flatten(), torch.nn.Sigmoid(), torch.nn.Dropout(0.2),
+                                 torch.nn.Softmax(dim=1))
+    assert repr(ours) == repr(theirs)
+    assert repr(nn.MSELoss()) == repr(torch.nn.MSELoss())
+    p = nn.Parameter(mg.tensor([1.0, 2.0]))
+    assert repr(p) == repr(torch.nn.Parameter(torch.tensor([1.0, 2.0])))
+
+
+def test_zero_grad_train_eval_and_dtype():
+    m = TwoLayer()
+    m(mg.randn(2, 3)).sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+    m.zero_grad(set_to_none=False)
+    assert all(p.grad is not None and not p.grad.numpy().any() for p in m.parameters())
+    m.zero_grad()
+    assert all(p.grad is None for p in m.parameters())
+    assert not m.eval().training and not m.hidden.training
+    assert m.train().act.training
+    weight = m.hidden.weight
+    m.double()
+    assert m.hidden.weight is weight and weight.dtype == mg.float64
+    assert m(mg.randn(2, 3, dtype=mg.float64)).dtype == mg.float64
+
+
+def test_state_dict_round_trip_and_strict_checks():
+    a, b = TwoLayer(), TwoLayer()
+    sd = a.state_dict()
+    assert list(sd) == ["scale", "hidden.weight", "hidden.bias", "out.weight", "out.bias"]
+    assert not any(t.requires_grad for t in sd.values())
+    result = b.load_state_dict(sd)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    for (n, p), q in zip(a.named_parameters(), b.parameters()):
+        assert p.equal(q), n
+
+    bad = OrderedDict(sd)
+    bad["out.weight"] = mg.zeros(3, 4)
+    before = [p.detach().numpy().copy() for p in b.parameters()]
+    with pytest.raises(RuntimeError, match=r"size mismatch for out.weight.*\[3, 4\].*\[2, 4\]"):
+        b.load_state_dict(bad)
+    assert all(np.array_equal(x, p.detach().numpy()) for x, p in zip(before, b.parameters()))
+
+    missing = OrderedDict(sd)
+    del missing["scale"]
+    missing["extra"] = mg.zeros(1)
+    with pytest.raises(RuntimeError, match=r'Unexpected key\(s\) in state_dict: "extra"'):
+        b.load_state_dict(missing)
+    with pytest.raises(RuntimeError, match=r'Missing key\(s\) in state_dict: "scale"'):
+        b.load_state_dict(missing)
+    result = b.load_state_dict(missing, strict=False)
+    assert result.missing_keys == ["scale"] and result.unexpected_keys == ["extra"]
+
+
+def test_parameters_need_init_first():
+    class Forgot(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(mg.ones(1))
+
+    with pytest.raises(AttributeError, match="super\\(\\).__init__"):
+        Forgot()
+
+
+def test_missing_forward_is_reported():
+    with pytest.raises(NotImplementedError, match="forward"):
+        nn.Module()(mg.ones(1))
+
+
+# ------------------------------------------------------------------------ losses vs PyTorch
+
+def _loss_cases():
+    logits = R.standard_normal((6, 4))
+    idx = np.array([0, 3, 1, 1, 2, 0])
+    probs = R.dirichlet(np.ones(4), size=6)
+    kdim = R.standard_normal((3, 4, 5))
+    kidx = R.integers(0, 4, (3, 5))
+    weight = np.array([0.5, 2.0, 1.0, 3.0])
+    pred, target = R.standard_normal((5, 3)), R.standard_normal((5, 3))
+    cases = []
+    for red in ("mean", "sum", "none"):
+        cases += [
+            (f"mse_{red}", lambda L, F, a, red=red: F.mse_loss(a, L.tensor(target), reduction=red), [pred]),
+            (f"ce_idx_{red}", lambda L, F, a, red=red: F.cross_entropy(a, L.tensor(idx), reduction=red), [logits]),
+            (f"ce_idx_weight_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(idx), weight=L.tensor(weight), reduction=red), [logits]),
+            (f"ce_ignore_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(np.where(idx == 1, -100, idx)), weight=L.tensor(weight), reduction=red), [logits]),
+            (f"ce_probs_{red}", lambda L, F, a, red=red: F.cross_entropy(a, L.tensor(probs), reduction=red), [logits]),
+            (f"ce_probs_weight_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(probs), weight=L.tensor(weight), reduction=red), [logits]),
+            (f"ce_kdim_{red}", lambda L, F, a, red=red: F.cross_entropy(a, L.tensor(kidx), reduction=red), [kdim]),
+            (f"ce_smooth_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(idx), weight=L.tensor(weight), label_smoothing=0.2, reduction=red), [logits]),
+            (f"ce_smooth_probs_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(probs), label_smoothing=0.1, reduction=red), [logits]),
+            (f"nll_{red}", lambda L, F, a, red=red: F.nll_loss(a.log_softmax(1), L.tensor(idx), reduction=red), [logits]),
+            (f"ce_unbatched_{red}", lambda L, F, a, red=red: F.cross_entropy(a, L.tensor(2), reduction=red), [logits[0]]),
+        ]
+    cases += [
+        ("seed_probs_1d", lambda L, F, a: L.nn.CrossEntropyLoss()(a, L.tensor([1.0, 2.0], dtype=L.float64)), [logits[0, :2]]),
+        ("mse_target_grad", lambda L, F, a, b: F.mse_loss(a, b), [pred, target]),
+        ("ce_probs_target_grad", lambda L, F, a, b: F.cross_entropy(a, b.softmax(1)), [logits, probs]),
+        ("ce_huge_logits", lambda L, F, a: F.cross_entropy(a * 1000, L.tensor(idx)), [logits]),
+        ("ce_huge_probs", lambda L, F, a: F.cross_entropy(a * 1000, L.tensor(probs)), [logits]),
+        ("module_nll", lambda L, F, a: L.nn.NLLLoss(weight=L.tensor(weight))(
+            L.nn.LogSoftmax(dim=1)(a), L.tensor(idx)), [logits]),
+    ]
+    return {name: (fn, inputs) for name, fn, inputs in cases}
+
+
+LOSSES = _loss_cases()
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss_matches_pytorch(name, torch):
+    import torch.nn.functional as TF
+    fn, inputs = LOSSES[name]
+    results = []
+    for lib, functional in ((mg, F), (torch, TF)):
+        tensors = [lib.tensor(x, requires_grad=True) for x in inputs]
+        loss = fn(lib, functional, *tensors)
+        upstream = np.linspace(0.5, 1.5, int(np.prod(loss.shape))).reshape(tuple(loss.shape))
+        loss.backward(lib.tensor(upstream))
+        results.append((loss.detach().numpy(), [t.grad.numpy() for t in tensors]))
+    (ours, our_grads), (theirs, their_grads) = results
+    assert np.all(np.isfinite(ours))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+    for g, h in zip(our_grads, their_grads):
+        np.testing.assert_allclose(g, h, rtol=1e-9, atol=1e-12)
+
+
+def test_seed_cross_entropy_gradient_rows_are_opposite():
+    mg.manual_seed(0)
+    model = nn.Linear(5, 2)
+    out = model(mg.randn(5))
+    nn.CrossEntropyLoss()(out, mg.tensor([1.0, 2.0])).backward()
+    w = model.weight.grad.numpy()
+    np.testing.assert_allclose(w[0], -w[1], rtol=1e-5, atol=1e-6)
+    b = model.bias.grad.numpy()
+    assert b[0] == pytest.approx(-b[1], rel=1e-5)
+
+
+def test_loss_errors_are_clear():
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.cross_entropy(mg.randn(2, 3), mg.tensor([0, 7]))
+    with pytest.raises(RuntimeError, match="Long"):
+        F.nll_loss(mg.randn(2, 3), mg.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="reduction"):
+        nn.MSELoss(reduction="average")
+    with pytest.warns(UserWarning, match="different to the input size"):
+        F.mse_loss(mg.randn(3, 1), mg.randn(3))
