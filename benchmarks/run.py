@@ -1,0 +1,293 @@
+"""minigrad vs PyTorch (CPU) vs hand-written numpy, in one process, as ratios (`make bench`).
+
+What is timed, each contender single-threaded and interleaved round by round so that
+machine noise hits all three alike:
+  * one training step (zero_grad, forward, cross-entropy, backward, SGD step) of three MLPs;
+  * the per-op cost of a 200-op scalar chain, forward and backward;
+  * backward time against graph size (10^3 .. 10^5 nodes): it must grow linearly;
+  * peak memory of one step (tracemalloc: minigrad and numpy; PyTorch's allocator is not
+    visible to it).
+Before any timing, the three contenders run the same steps from the same weights and
+their losses must agree. Results go to stdout, benchmarks/results/latest.json and the chart
+figures/benchmark.svg (shown in chapter 11).
+"""
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"  # before numpy is imported: single-threaded BLAS for everyone
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import minigrad as mg  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MLPS = [((2, 16, 2), 32), ((64, 128, 10), 64), ((784, 256, 10), 128)]
+LR = 0.01
+
+try:
+    import torch
+    torch.set_num_threads(1)
+except ImportError:  # the benchmark still compares minigrad with numpy
+    torch = None
+
+
+# ------------------------------------------------------------------ the three contenders
+
+def initial_weights(sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    (n_in, n_hidden, n_out) = sizes
+    b1, b2 = 1 / np.sqrt(n_in), 1 / np.sqrt(n_hidden)
+    return [rng.uniform(-b1, b1, (n_hidden, n_in)), rng.uniform(-b1, b1, n_hidden),
+            rng.uniform(-b2, b2, (n_out, n_hidden)), rng.uniform(-b2, b2, n_out)]
+
+
+def batch(sizes, n, seed=1):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((n, sizes[0])).astype(np.float32),
+            rng.integers(0, sizes[2], n))
+
+
+def minigrad_step_fn(sizes, weights, x, y):
+    from minigrad import nn, optim
+    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[2]))
+    with mg.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(mg.tensor(w.astype(np.float32)))
+    opt = optim.SGD(model.parameters(), lr=LR)
+    loss_fn = nn.CrossEntropyLoss()
+    xs, ys = mg.tensor(x), mg.tensor(y)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(xs), ys)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def torch_step_fn(sizes, weights, x, y):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[2]))
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):
+            p.copy_(torch.tensor(w.astype(np.float32)))
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    loss_fn = nn.CrossEntropyLoss()
+    xs, ys = torch.tensor(x), torch.tensor(y)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(xs), ys)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def numpy_step_fn(sizes, weights, x, y):
+    """The same step written by hand: no graph, no autograd — the floor."""
+    W1, b1, W2, b2 = [w.astype(np.float32) for w in weights]
+    n = len(y)
+    rows = np.arange(n)
+
+    def step():
+        h_pre = x @ W1.T + b1
+        h = np.maximum(h_pre, 0)
+        logits = h @ W2.T + b2
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        exp = np.exp(shifted)
+        probs = exp / exp.sum(axis=1, keepdims=True)
+        loss = -np.log(probs[rows, y]).mean()
+        g = probs
+        g[rows, y] -= 1
+        g /= n
+        gW2, gb2 = g.T @ h, g.sum(axis=0)
+        gh = (g @ W2) * (h_pre > 0)
+        gW1, gb1 = gh.T @ x, gh.sum(axis=0)
+        for param, grad in zip((W1, b1, W2, b2), (gW1, gb1, gW2, gb2)):
+            param -= LR * grad
+        return float(loss)
+    return step
+
+
+CONTENDERS = {"minigrad": minigrad_step_fn, "numpy": numpy_step_fn}
+if torch is not None:
+    CONTENDERS["pytorch"] = torch_step_fn
+
+
+# ------------------------------------------------------------------ timing helpers
+
+def interleaved_medians(functions, rounds, repeat):
+    """Median seconds per call of each function, timed round-robin."""
+    samples = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, fn in functions.items():
+            start = time.perf_counter()
+            for _ in range(repeat):
+                fn()
+            samples[name].append((time.perf_counter() - start) / repeat)
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def check_agreement(steps):
+    """The contenders must compute the same losses before their speed means anything."""
+    losses = {name: [fn() for _ in range(3)] for name, fn in steps.items()}
+    reference = losses["numpy"]
+    for name, values in losses.items():
+        if not np.allclose(values, reference, rtol=1e-4, atol=1e-6):
+            sys.exit(f"{name} disagrees with numpy: losses {values} vs {reference}")
+    return reference
+
+
+def bench_mlps(rounds):
+    rows = []
+    for sizes, n in MLPS:
+        weights = initial_weights(sizes)
+        x, y = batch(sizes, n)
+        steps = {name: make(sizes, weights, x, y) for name, make in CONTENDERS.items()}
+        losses = check_agreement(steps)
+        repeat = max(1, int(2000 / (sizes[0] * sizes[1] / 64 + 10)))
+        times = interleaved_medians(steps, rounds, repeat)
+        rows.append({"model": "-".join(map(str, sizes)), "batch": n, "loss": losses[0],
+                     **{f"{k}_us": v * 1e6 for k, v in times.items()}})
+    return rows
+
+
+def bench_chain(rounds, length=200):
+    """Per-op time of a scalar chain: length ops forward, then backward."""
+    def minigrad_chain():
+        x = mg.tensor(1.0, requires_grad=True)
+        y = x
+        for i in range(length // 2):
+            y = y * 1.0001
+            y = y + 0.0001
+        y.backward()
+        return x.grad.item()
+
+    functions = {"minigrad": minigrad_chain}
+    if torch is not None:
+        def torch_chain():
+            x = torch.tensor(1.0, requires_grad=True)
+            y = x
+            for i in range(length // 2):
+                y = y * 1.0001
+                y = y + 0.0001
+            y.backward()
+            return x.grad.item()
+        functions["pytorch"] = torch_chain
+        assert abs(minigrad_chain() - torch_chain()) < 1e-5
+    times = interleaved_medians(functions, rounds, 20)
+    return {f"{k}_us_per_op": v / length * 1e6 for k, v in times.items()}
+
+
+def bench_backward_scaling():
+    """Backward time of a chain of n nodes: linear in n (time per node stays flat)."""
+    rows = []
+    for n in (1_000, 10_000, 100_000):
+        x = mg.tensor(1.0, requires_grad=True)
+        y = x
+        for _ in range(n):
+            y = y * 1.0
+        start = time.perf_counter()
+        y.backward()
+        seconds = time.perf_counter() - start
+        rows.append({"nodes": n, "backward_ms": seconds * 1e3, "us_per_node": seconds / n * 1e6})
+    return rows
+
+
+def bench_memory():
+    sizes, n = MLPS[2]
+    weights = initial_weights(sizes)
+    x, y = batch(sizes, n)
+    result = {}
+    for name in ("minigrad", "numpy"):
+        step = CONTENDERS[name](sizes, weights, x, y)
+        step()
+        tracemalloc.start()
+        step()
+        result[f"{name}_peak_kib"] = tracemalloc.get_traced_memory()[1] / 1024
+        tracemalloc.stop()
+    return result
+
+
+# ------------------------------------------------------------------ report
+
+def ratio(a, b):
+    return f"{a / b:5.2f}" if b else "  n/a"
+
+
+def report(mlps, chain, scaling, memory):
+    print("One training step (median of interleaved rounds, single-threaded):")
+    print(f"{'model':>12} {'batch':>5} {'minigrad':>10} {'pytorch':>10} {'numpy':>10}"
+          f" {'mg/torch':>9} {'mg/numpy':>9}")
+    for row in mlps:
+        torch_us = row.get("pytorch_us", 0)
+        print(f"{row['model']:>12} {row['batch']:>5} {row['minigrad_us']:>8.1f}us "
+              f"{torch_us:>8.1f}us {row['numpy_us']:>8.1f}us "
+              f"{ratio(row['minigrad_us'], torch_us):>9} {ratio(row['minigrad_us'], row['numpy_us']):>9}")
+    mg_op, torch_op = chain["minigrad_us_per_op"], chain.get("pytorch_us_per_op", 0)
+    print(f"\nScalar chain, forward+backward per op: minigrad {mg_op:.2f}us, "
+          f"pytorch {torch_op:.2f}us, ratio {ratio(mg_op, torch_op).strip()}")
+    print("\nBackward time vs graph size:")
+    for row in scaling:
+        print(f"{row['nodes']:>8} nodes {row['backward_ms']:>9.2f}ms {row['us_per_node']:>6.2f}us/node")
+    print(f"\nPeak memory of one 784-256-10 step: minigrad {memory['minigrad_peak_kib']:.0f} KiB, "
+          f"numpy {memory['numpy_peak_kib']:.0f} KiB")
+
+
+def chart(mlps, chain, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = [f"{r['model']}\n(batch {r['batch']})" for r in mlps] + ["scalar op\n(fwd+bwd)"]
+    series = {"numpy by hand": [r["numpy_us"] for r in mlps] + [np.nan],
+              "minigrad": [r["minigrad_us"] for r in mlps] + [chain["minigrad_us_per_op"]],
+              "PyTorch CPU": [r.get("pytorch_us", np.nan) for r in mlps]
+              + [chain.get("pytorch_us_per_op", np.nan)]}
+    colours = {"numpy by hand": "#999999", "minigrad": "#0072B2", "PyTorch CPU": "#E69F00"}
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    width = 0.27
+    for i, (name, values) in enumerate(series.items()):
+        xs = np.arange(len(labels)) + (i - 1) * width
+        ax.bar(xs, values, width, label=name, color=colours[name])
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(labels)), labels)
+    ax.set_ylabel("microseconds (log scale)")
+    ax.set_title("One training step, and one op: lower is faster")
+    ax.legend(frameon=False)
+    fig.tight_layout()
+    path.parent.mkdir(exist_ok=True)
+    fig.savefig(path, metadata={"Date": None})
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--no-chart", action="store_true")
+    args = parser.parse_args()
+    mlps = bench_mlps(args.rounds)
+    chain = bench_chain(args.rounds)
+    scaling = bench_backward_scaling()
+    memory = bench_memory()
+    report(mlps, chain, scaling, memory)
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "latest.json").write_text(json.dumps(
+        {"mlps": mlps, "chain": chain, "scaling": scaling, "memory": memory}, indent=2))
+    if not args.no_chart:
+        chart(mlps, chain, ROOT / "figures" / "benchmark.svg")
+
+
+if __name__ == "__main__":
+    main()
