@@ -12,7 +12,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # This machine's pip prints a warning per package about a missing local index; drop those.
 QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: setup system lab test test-unit test-notebooks bench clean
+.PHONY: setup system lab test test-unit test-notebooks notebooks figures bench clean
 
 setup: $(STAMP) system
 
@@ -42,6 +42,14 @@ ifneq ($(NOTEBOOKS),)
 else
 	@echo "no notebooks yet: nothing for nbval to run"
 endif
+
+notebooks: setup  ## re-execute every notebook in place (after a change to what the package prints)
+	$(PY) -c "import matplotlib.pyplot"
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 $(NOTEBOOKS)
+
+figures: setup
+	$(PY) -m minigrad.teach.figures figures
 
 bench: setup
 	$(PY) benchmarks/run.py

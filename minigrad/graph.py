@@ -14,7 +14,7 @@ import heapq
 import itertools
 
 __all__ = [
-    "Node", "AccumulateGrad", "backward", "execution_order",
+    "Node", "AccumulateGrad", "backward", "execution_order", "propagate",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -171,6 +171,7 @@ class AccumulateGrad(Node):
         self.variable = variable  # the leaf tensor; it only holds a weak reference back
 
     def apply(self, grad):
+        """The leaf's ``.grad += grad`` (the engine calls this once everything else ran)."""
         self.variable._accumulate_grad(grad)
         return ()
 
@@ -228,6 +229,30 @@ def execution_order(roots):
     return order
 
 
+def propagate(order, roots, grads):
+    """Walk ``order`` (from ``execution_order``) pushing gradients back from the roots.
+
+    Yields ``(node, grad)``: each node with the total gradient that reached it, before the
+    node turns it into gradients for its inputs. Changes nothing: ``backward`` decides what
+    to do with what arrives (and the chapter-3 stepper just watches).
+    """
+    buffers = {}
+    for node, grad in zip(roots, grads):
+        buffers[node] = buffers[node] + grad if node in buffers else grad
+    for node in order:
+        grad = buffers.pop(node, None)
+        if grad is None:
+            continue  # nothing flowed here (e.g. only through integer indices)
+        yield node, grad
+        if type(node) is AccumulateGrad:
+            continue  # a leaf: ``backward`` hands it its gradient once all nodes ran
+        for nxt, g in zip(node.inputs, node.apply(grad)):
+            if nxt is None or g is None:
+                continue
+            # Out of place: ``g`` may be the very array another node received.
+            buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
+
+
 def backward(roots, grads, retain_graph=False, capture=None):
     """Push ``grads`` (arrays) back from the ``roots`` nodes through the graph.
 
@@ -239,30 +264,15 @@ def backward(roots, grads, retain_graph=False, capture=None):
     node has run, so an error leaves all ``.grad`` as they were.
     """
     order = execution_order(roots)
-    buffers = {}
-    for node, grad in zip(roots, grads):
-        buffers[node] = buffers[node] + grad if node in buffers else grad
-
     captured = {} if capture is not None else None
     capture_set = set(capture) if capture is not None else ()
-    deliveries = []  # (node, grad): AccumulateGrad nodes and retained non-leaf grads
-    for node in order:
-        grad = buffers.pop(node, None)
-        if grad is None:
-            continue  # nothing flowed here (e.g. an integer index path)
-        if node in capture_set:
-            captured[node] = grad
-        if type(node) is AccumulateGrad:
-            if captured is None:
-                deliveries.append((node, grad))
-            continue
-        if node.retained is not None and captured is None:
+    deliveries = []  # AccumulateGrad nodes and retained non-leaf gradients, applied last
+    for node, grad in propagate(order, roots, grads):
+        if captured is not None:
+            if node in capture_set:
+                captured[node] = grad
+        elif type(node) is AccumulateGrad or node.retained is not None:
             deliveries.append((node, grad))
-        for nxt, g in zip(node.inputs, node.apply(grad)):
-            if nxt is None or g is None:
-                continue
-            # Out of place: ``g`` may be the very array another node received.
-            buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
 
     for node, grad in deliveries:
         if type(node) is AccumulateGrad:

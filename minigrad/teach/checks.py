@@ -1,0 +1,88 @@
+"""Exercise checks (every chapter): compare a learner's answer with the right one.
+
+A check never raises and never shows the solution: it returns a ``CheckResult`` that
+prints "✓ ..." or "✗ ..." with a hint, so a notebook keeps running top to bottom while
+the learner works. Chapter-specific exercises live in ``minigrad.teach.exercises``.
+"""
+
+import numpy as np
+
+from ..tensor import Tensor
+
+__all__ = ["check", "check_function", "CheckResult", "MISSING"]
+
+
+class _Missing:
+    def __repr__(self):
+        return "MISSING"
+
+
+MISSING = _Missing()  # what a student notebook's empty solution leaves behind
+
+
+class CheckResult:
+    def __init__(self, passed, message):
+        self.passed = bool(passed)
+        self.message = message
+
+    def __bool__(self):
+        return self.passed
+
+    def __repr__(self):
+        return ("✓ " if self.passed else "✗ ") + self.message
+
+    def _repr_html_(self):
+        colour = "#00704A" if self.passed else "#B03A00"
+        mark = "✓" if self.passed else "✗"
+        text = self.message.replace("&", "&amp;").replace("<", "&lt;").replace("\n", "<br>")
+        return f'<div style="color: {colour}; font-weight: 600">{mark} {text}</div>'
+
+
+def _as_array(value):
+    if isinstance(value, Tensor):
+        return value.detach().numpy().astype(float) if value.is_floating_point() \
+            else value.detach().numpy()
+    return np.asarray(value, dtype=float)
+
+
+def _describe(value):
+    if isinstance(value, Tensor):
+        return repr(value.detach())
+    return repr(value)
+
+
+def check(name, answer, expected, tol=1e-6, hint=None):
+    """Is ``answer`` (a number, list, array or tensor) equal to ``expected`` within ``tol``?"""
+    if answer is MISSING or answer is None or answer is Ellipsis:
+        return CheckResult(False, f"{name}: no answer yet. Write your code in the cell above "
+                                  "and run it, then run this check again.")
+    try:
+        got, want = _as_array(answer), _as_array(expected)
+    except (TypeError, ValueError):
+        return CheckResult(False, f"{name}: expected a number or a tensor, got "
+                                  f"{type(answer).__name__}.")
+    if got.shape != want.shape:
+        return CheckResult(False, f"{name}: your answer has shape {tuple(got.shape)}, the "
+                                  f"answer has shape {tuple(want.shape)}."
+                                  + (f" Hint: {hint}" if hint else ""))
+    if not np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True):
+        return CheckResult(False, f"{name}: {_describe(answer)} is not right yet."
+                                  + (f" Hint: {hint}" if hint else ""))
+    return CheckResult(True, f"{name}: correct!")
+
+
+def check_function(name, function, reference, cases, tol=1e-6, hint=None):
+    """Call ``function`` and ``reference`` on each case (a tuple of arguments) and compare."""
+    if function is MISSING or function is None or not callable(function):
+        return CheckResult(False, f"{name}: define the function in the cell above and run it.")
+    for args in cases:
+        args = args if isinstance(args, tuple) else (args,)
+        try:
+            got = function(*args)
+        except Exception as error:  # the learner's code: report, never crash the notebook
+            return CheckResult(False, f"{name}{args}: raised {type(error).__name__}: {error}")
+        want = reference(*args)
+        result = check(f"{name}{args}", got, want, tol=tol, hint=hint)
+        if not result:
+            return result
+    return CheckResult(True, f"{name}: correct on all {len(cases)} test inputs!")

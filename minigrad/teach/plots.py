@@ -1,0 +1,136 @@
+"""Charts for the course (chapters 1, 8–11): loss curves, tangent lines, any curves.
+
+Each function returns a ``Chart``: JupyterLab shows the picture, and its plain-text form
+lists the numbers the picture shows (first and last value of each curve, ...), which is what
+nbval compares. ``path=`` also writes the figure (.svg or .png) reproducibly.
+"""
+
+import numpy as np
+
+from . import style
+
+__all__ = ["Chart", "plot_losses", "plot_curves", "plot_tangent", "plot_function"]
+
+
+def _number(v):
+    return f"{v:.4g}"
+
+
+class Chart:
+    """A matplotlib figure plus a text summary of what it shows."""
+
+    def __init__(self, figure, summary):
+        self.figure = figure
+        self.summary = summary
+
+    def _repr_png_(self):
+        import io
+        buffer = io.BytesIO()
+        self.figure.savefig(buffer, format="png", bbox_inches="tight")
+        return buffer.getvalue()
+
+    def __repr__(self):
+        return self.summary
+
+    def save(self, path):
+        path = str(path)
+        metadata = {"Date": None} if path.endswith(".svg") else {"Software": None}
+        import matplotlib
+        with matplotlib.rc_context(style.rc()):
+            self.figure.savefig(path, bbox_inches="tight", metadata=metadata)
+        return path
+
+
+def _figure(figsize=None):
+    import matplotlib
+    from matplotlib.figure import Figure
+    with matplotlib.rc_context(style.rc()):
+        fig = Figure(figsize=figsize or style.RC["figure.figsize"])
+        ax = fig.add_subplot()
+    return fig, ax
+
+
+def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, log=False,
+                alt=None):
+    """Several named curves on one chart: ``{"with zero_grad": [...], "without": [...]}``."""
+    import matplotlib
+    with matplotlib.rc_context(style.rc()):
+        fig, ax = _figure()
+        lines = []
+        for i, (name, values) in enumerate(curves.items()):
+            values = [float(v) for v in values]
+            xs = np.arange(1, len(values) + 1)
+            ax.plot(xs, values, label=name, color=style.PALETTE[i % len(style.PALETTE)])
+            lines.append(f"  {name}: {_number(values[0])} -> {_number(values[-1])} "
+                         f"(min {_number(min(values))}, {len(values)} points)")
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
+        if title:
+            ax.set_title(title)
+        if len(curves) > 1:
+            ax.legend(frameon=False)
+        fig.tight_layout()
+    chart = Chart(fig, "\n".join([f"{title or ylabel}:"] + lines))
+    chart.alt = alt or f"Line chart: {title or ylabel} against {xlabel}"
+    if path:
+        chart.save(path)
+    return chart
+
+
+def plot_losses(curves, title=None, path=None, log=False):
+    """Loss per epoch for one or several runs (a list, or a dict of named lists)."""
+    if not isinstance(curves, dict):
+        curves = {"loss": curves}
+    return plot_curves(curves, title=title or "Training loss", xlabel="epoch", ylabel="loss",
+                       path=path, log=log)
+
+
+def plot_function(f, xs, title=None, path=None, label="f(x)"):
+    """A function of one number drawn over ``xs`` (f takes and returns floats)."""
+    import matplotlib
+    xs = np.asarray(xs, dtype=float)
+    ys = np.array([float(f(x)) for x in xs])
+    with matplotlib.rc_context(style.rc()):
+        fig, ax = _figure()
+        ax.plot(xs, ys, color=style.BLUE, label=label)
+        ax.set_xlabel("x")
+        ax.set_ylabel(label)
+        if title:
+            ax.set_title(title)
+        fig.tight_layout()
+    chart = Chart(fig, f"{title or label}: {len(xs)} points from x={_number(xs[0])} to "
+                       f"x={_number(xs[-1])}, y from {_number(ys.min())} to {_number(ys.max())}")
+    if path:
+        chart.save(path)
+    return chart
+
+
+def plot_tangent(f, x0, slope=None, xs=None, title=None, path=None):
+    """f and its tangent line at x0 (slope from autograd unless given)."""
+    import matplotlib
+    from .stepping import tangent_at
+    value, auto_slope = tangent_at(f, x0)
+    slope = auto_slope if slope is None else slope
+    xs = np.linspace(x0 - 3, x0 + 3, 121) if xs is None else np.asarray(xs, dtype=float)
+    from ..creation import tensor
+    from ..dtypes import float64
+    ys = np.array([float(f(tensor(float(x), dtype=float64))) for x in xs])
+    with matplotlib.rc_context(style.rc()):
+        fig, ax = _figure()
+        ax.plot(xs, ys, color=style.BLUE, label="f(x)")
+        ax.plot(xs, value + slope * (xs - x0), color=style.ORANGE, linestyle="--",
+                label=f"tangent, slope {slope:.3f}")
+        ax.plot([x0], [value], "o", color=style.BLACK, markersize=8)
+        span = ys.max() - ys.min()
+        ax.set_ylim(ys.min() - 0.1 * span - 1e-9, ys.max() + 0.1 * span + 1e-9)
+        ax.set_xlabel("x")
+        ax.set_ylabel("f(x)")
+        ax.set_title(title or f"The tangent at x = {x0:g}")
+        ax.legend(frameon=False)
+        fig.tight_layout()
+    chart = Chart(fig, f"tangent at x={_number(x0)}: f(x)={_number(value)}, slope={_number(slope)}")
+    if path:
+        chart.save(path)
+    return chart
