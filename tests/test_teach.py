@@ -198,7 +198,7 @@ def test_widgets_build_and_react():
     assert "x.grad = tensor([0.])" in demo.children[1].value
 
     explorer = teach.training_explorer(epochs=5)
-    explorer.children[0].children[1].value = False  # zero_grad off: two curves
-    assert isinstance(explorer.children[1], widgets.Output)
+    explorer.children[1].value = False  # zero_grad off: two curves
+    assert isinstance(explorer.children[2], widgets.Output)
     tangent = teach.tangent_explorer()
     tangent.children[0].value = 0.5

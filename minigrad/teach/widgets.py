@@ -100,10 +100,13 @@ def accumulation_demo():
 def training_explorer(epochs=50):
     """Learning rate, zero_grad on/off and accumulation steps against the loss curve of the
     seeds' linear regression (``stepping.training_run``)."""
+    wide = {"description_width": "initial"}  # show the whole label, not "micro-bat..."
     lr = widgets.FloatLogSlider(value=0.001, base=10, min=-4, max=-2, step=0.25,
-                                description="lr", readout_format=".4f")
-    zero_grad = widgets.Checkbox(value=True, description="optimizer.zero_grad()")
-    accumulation = widgets.IntSlider(value=1, min=1, max=4, description="micro-batches")
+                                description="learning rate", readout_format=".4f", style=wide)
+    zero_grad = widgets.Checkbox(value=True, description="call optimizer.zero_grad()",
+                                 style=wide, indent=False)
+    accumulation = widgets.IntSlider(value=1, min=1, max=4, description="micro-batches",
+                                     style=wide)
     picture = widgets.Output()
 
     def render(change=None):
@@ -115,7 +118,7 @@ def training_explorer(epochs=50):
     for control in (lr, zero_grad, accumulation):
         control.observe(render, names="value")
     render()
-    return widgets.VBox([widgets.HBox([lr, zero_grad, accumulation]), picture])
+    return widgets.VBox([widgets.HBox([lr, accumulation]), zero_grad, picture])
 
 
 def tangent_explorer(f=None, low=-3.0, high=3.0):

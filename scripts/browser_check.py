@@ -1,0 +1,204 @@
+"""Open every chapter in JupyterLab in headless Chromium and check it as a learner sees it.
+
+For each notebook: Run All Cells, wait for the kernel, then fail on any error or stderr
+output in the page, on any console error of the page, and on widgets that do not render or
+do not react to a click or a key press. A screenshot per chapter (and per widget) goes to
+build/browser/. Uses Debian's Chromium through the Python `playwright` package (never
+`playwright install`). Every process it starts is stopped.
+
+    python scripts/browser_check.py [notebooks/NN_name.ipynb ...]
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "build" / "browser"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync",
+                 "--disable-quic", "--disable-dev-shm-usage"]
+# Console noise that says nothing about the course: the offline machine refusing fetches.
+IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Could not load file")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def user_settings(folder):
+    """JupyterLab settings: render every cell (no virtual scrolling), no news pop-up."""
+    settings = {
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+            {"fetchNews": "false", "checkForUpdates": False},
+    }
+    for name, value in settings.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+class Lab:
+    """A JupyterLab server on localhost, stopped on exit."""
+
+    def __init__(self, tmp):
+        self.port, self.token = free_port(), "minigrad-browser-check"
+        settings = Path(tmp) / "settings"
+        user_settings(settings)
+        env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings),
+                   JUPYTERLAB_WORKSPACES_DIR=str(Path(tmp) / "workspaces"),
+                   JUPYTER_RUNTIME_DIR=str(Path(tmp) / "runtime"))
+        command = [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser",
+                   f"--port={self.port}", "--ip=127.0.0.1", f"--IdentityProvider.token={self.token}",
+                   f"--ServerApp.root_dir={ROOT}", "--ServerApp.open_browser=False"]
+        if os.geteuid() == 0:
+            command.append("--allow-root")
+        self.log = open(Path(tmp) / "lab.log", "w")
+        self.process = subprocess.Popen(command, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def wait(self, timeout=60):
+        url = f"http://127.0.0.1:{self.port}/api/status?token={self.token}"
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(url, timeout=2)
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError("JupyterLab did not start; see its log")
+
+    def url(self, notebook):
+        return (f"http://127.0.0.1:{self.port}/lab/tree/{notebook.relative_to(ROOT).as_posix()}"
+                f"?token={self.token}")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+def run_all(page):
+    page.click("text=Run", timeout=20_000)  # the Run menu
+    page.click("li[data-command='runmenu:run-all']", timeout=10_000)
+
+
+def wait_for_kernel(page, timeout=240):
+    """Until every code cell shows an execution count and the kernel is idle."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        busy = page.evaluate("""() => {
+            const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+            const done = prompts.every(p => /\[\d+\]/.test(p.textContent));
+            const status = document.querySelector('.jp-Notebook-ExecutionIndicator');
+            const idle = !status || status.getAttribute('data-status') === 'idle';
+            return !(done && idle);
+        }""")
+        if not busy:
+            return
+        time.sleep(1)
+    raise TimeoutError("the notebook was still running after the time limit")
+
+
+def check_notebook(browser, lab, notebook):
+    problems, console = [], []
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(str(e)))
+    page.goto(lab.url(notebook))
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    run_all(page)
+    wait_for_kernel(page)
+    page.wait_for_timeout(1500)  # widgets render after the kernel goes idle
+
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    for i in range(errors.count()):
+        problems.append("error/stderr output: " + errors.nth(i).inner_text()[:300])
+    widgets = page.locator(".jp-OutputArea-output .jupyter-widgets.widget-vbox")
+    n_widgets = widgets.count()
+    shots = [OUT / f"{notebook.stem}.png"]
+    page.screenshot(path=str(shots[0]))
+    for i in range(n_widgets):
+        widget = widgets.nth(i)
+        widget.scroll_into_view_if_needed()
+        before = widget.inner_html()
+        buttons = widget.locator("button")
+        sliders = widget.locator(".widget-slider .slider-container, .widget-slider .noUi-handle")
+        checkboxes = widget.locator("input[type='checkbox']")
+        primary = widget.locator("button.mod-primary")
+        if primary.count():
+            primary.first.click()
+        elif buttons.count():
+            buttons.first.click()
+        elif sliders.count():
+            sliders.first.click()
+            page.keyboard.press("ArrowRight")
+        elif checkboxes.count():
+            checkboxes.first.click()
+        page.wait_for_timeout(2500)
+        if widget.inner_html() == before:
+            problems.append(f"widget {i + 1} did not react to a click or key press")
+        shot = OUT / f"{notebook.stem}_widget{i + 1}.png"
+        widget.screenshot(path=str(shot))
+        shots.append(shot)
+    if n_widgets == 0 and page.locator(".jp-OutputArea-output .jupyter-widgets").count():
+        problems.append("widgets rendered without their layout box")
+    unrendered = page.locator("text=Error displaying widget").count() + \
+        page.locator("text=Loading widget...").count()
+    if unrendered:
+        problems.append(f"{unrendered} widget(s) did not render")
+    problems += ["console: " + c[:300] for c in console if not c.startswith(IGNORED_CONSOLE)]
+    page.close()
+    return problems, shots, n_widgets
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path)
+    args = parser.parse_args()
+    notebooks = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    if not Path(CHROMIUM).exists():
+        sys.exit(f"Chromium not found at {CHROMIUM}: install it with apt-get install chromium")
+    from playwright.sync_api import sync_playwright
+    OUT.mkdir(parents=True, exist_ok=True)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = Lab(tmp)
+        try:
+            lab.wait()
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                            headless=True)
+                try:
+                    for notebook in notebooks:
+                        problems, shots, n_widgets = check_notebook(browser, lab, notebook)
+                        status = "ok" if not problems else "FAILED"
+                        print(f"{notebook.name}: {status}, {n_widgets} widget(s), "
+                              f"screenshots: {', '.join(s.name for s in shots)}")
+                        for problem in problems:
+                            print("    " + problem)
+                        failures += bool(problems)
+                finally:
+                    browser.close()
+        finally:
+            lab.stop()
+    print(f"{len(notebooks) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Chapter 7's exercise checks accept the right answers (in the usual forms) and reject
+wrong and missing ones, without raising and without giving the answer away."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import nn
+from minigrad.teach.checks import MISSING
+from minigrad.teach.exercises import ch07
+
+
+# ----------------------------------------------------------------- exercise 1: MSE by hand
+
+def mse_solution():
+    predictions = mg.tensor(ch07.MSE_PREDICTIONS)
+    targets = mg.tensor(ch07.MSE_TARGETS)
+    mse = ((predictions - targets) ** 2).mean()
+    grad_pred = 2 * (predictions - targets) / predictions.numel()
+    return mse, grad_pred
+
+
+def test_mse_right_answers_in_several_forms():
+    mse, grad_pred = mse_solution()
+    assert ch07.check_mse_by_hand(mse, grad_pred)
+    assert ch07.check_mse_by_hand(0.375, [-0.25, 0.25, 0.0, 0.5])  # worked out on paper
+    assert ch07.check_mse_by_hand(mse.item(), grad_pred.numpy())
+    assert ch07.check_mse_by_hand(mg.tensor([0.375]), grad_pred.tolist())
+
+
+def test_mse_matches_autograd_and_pytorch_formula():
+    predictions = mg.tensor(ch07.MSE_PREDICTIONS, requires_grad=True)
+    loss = nn.MSELoss()(predictions, mg.tensor(ch07.MSE_TARGETS))
+    loss.backward()
+    mse, grad_pred = mse_solution()
+    assert loss.item() == pytest.approx(mse.item())
+    assert np.allclose(predictions.grad.numpy(), grad_pred.numpy())
+
+
+@pytest.mark.parametrize("mse, grad_pred, hint", [
+    (1.5, [-0.25, 0.25, 0.0, 0.5], "sum of the squares"),          # reduction="sum"
+    (0.5, [-0.25, 0.25, 0.0, 0.5], "absolute differences"),        # mean absolute error
+    (0.375, [-1.0, 1.0, 0.0, 2.0], "gradient of the sum"),          # forgot 1/n
+    (0.375, [-0.125, 0.125, 0.0, 0.25], "brings down a factor"),   # forgot the 2
+    (0.375, [0.25, -0.25, 0.0, -0.5], "sign"),                     # target - pred
+    (0.375, [-0.25, 0.25, 0.0], "shape"),                          # wrong shape
+    (None, [-0.25, 0.25, 0.0, 0.5], "no answer yet"),
+    (MISSING, MISSING, "no answer yet"),
+])
+def test_mse_wrong_or_missing(mse, grad_pred, hint):
+    result = ch07.check_mse_by_hand(mse, grad_pred)
+    assert not result
+    text = repr(result)
+    assert text.startswith("✗") and hint in text
+    assert "0.375" not in text.replace(repr(mse), "")  # the right value is not given away
+
+
+# ------------------------------------------------------- exercise 2: cross-entropy by hand
+
+def cross_entropy_solution():
+    scores = mg.tensor(ch07.CE_SCORES)
+    labels = mg.tensor(ch07.CE_LABELS)
+    probs = scores.exp() / scores.exp().sum(dim=1, keepdim=True)
+    return -probs[mg.arange(3), labels].log().mean()
+
+
+def test_cross_entropy_right_answer():
+    ce = cross_entropy_solution()
+    assert ch07.check_cross_entropy_by_hand(ce)
+    assert ch07.check_cross_entropy_by_hand(ce.item())
+    assert ch07.check_cross_entropy_by_hand(mg.tensor([ce.item()]))
+
+
+def test_cross_entropy_matches_nll_of_log_softmax():
+    scores = mg.tensor(ch07.CE_SCORES)
+    labels = mg.tensor(ch07.CE_LABELS)
+    nll = nn.NLLLoss()(scores.log_softmax(dim=1), labels)
+    assert nll.item() == pytest.approx(cross_entropy_solution().item(), rel=1e-6)
+
+
+def test_cross_entropy_wrong_or_missing():
+    ce = cross_entropy_solution().item()
+    per_sample = nn.CrossEntropyLoss(reduction="none")(mg.tensor(ch07.CE_SCORES),
+                                                         mg.tensor(ch07.CE_LABELS))
+    cases = [(3 * ce, "sum over the samples"), (-ce, "sign"), (per_sample, "per-sample"),
+             (ce + 0.1, "softmax each row"), (None, "no answer yet"), (MISSING, "no answer yet")]
+    for answer, hint in cases:
+        result = ch07.check_cross_entropy_by_hand(answer)
+        assert not result, answer
+        assert hint in repr(result)
+        assert f"{ce:.4f}" not in repr(result).replace(repr(answer), "")
+
+
+# -------------------------------------------- exercise 3: gradient with a soft target
+
+def test_soft_target_gradient_right_answer():
+    logits = mg.tensor(ch07.SOFT_LOGITS)
+    target = mg.tensor(ch07.SOFT_TARGET)
+    grad_logits = logits.softmax(dim=0) * target.sum() - target
+    assert ch07.check_soft_target_gradient(grad_logits)
+    assert ch07.check_soft_target_gradient(grad_logits.tolist())
+
+
+def test_soft_target_gradient_sums_to_zero_and_matches_pytorch_formula():
+    logits = mg.tensor(ch07.SOFT_LOGITS, requires_grad=True)
+    nn.CrossEntropyLoss()(logits, mg.tensor(ch07.SOFT_TARGET)).backward()
+    assert abs(logits.grad.sum().item()) < 1e-6
+
+
+def test_soft_target_gradient_wrong_or_missing():
+    logits = mg.tensor(ch07.SOFT_LOGITS)
+    target = mg.tensor(ch07.SOFT_TARGET)
+    p = logits.softmax(dim=0)
+    cases = [(p - target, "sums to more than 1"),          # the one-hot formula
+             (target - p * target.sum(), "sign"),
+             (p * target.sum(), "only the part"),
+             (mg.zeros(3), "differentiate"),
+             (mg.zeros(2), "shape"),
+             (None, "no answer yet")]
+    for answer, hint in cases:
+        result = ch07.check_soft_target_gradient(answer)
+        assert not result
+        assert hint in repr(result)
+
+
+# ------------------------------------------------------ exercise 4: stable log-softmax
+
+def stable_log_softmax(logits):
+    shifted = logits - logits.max(dim=-1, keepdim=True).values
+    return shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
+
+
+def naive_log_softmax(logits):
+    return (logits.exp() / logits.exp().sum(dim=-1, keepdim=True)).log()
+
+
+def test_stable_log_softmax_right_answer():
+    result = ch07.check_stable_log_softmax(stable_log_softmax)
+    assert result, repr(result)
+    assert "correct on all 5 test inputs" in repr(result)
+
+
+def test_stable_log_softmax_numpy_answer_is_accepted():
+    def with_numpy(logits):
+        z = logits.numpy()
+        shifted = z - z.max(axis=-1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    assert ch07.check_stable_log_softmax(with_numpy)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the naive one overflows, as taught
+def test_naive_log_softmax_is_rejected():
+    result = ch07.check_stable_log_softmax(naive_log_softmax)
+    assert not result
+    assert "shift each row" in repr(result)
+
+
+def test_other_wrong_log_softmax_versions_are_rejected():
+    def shifted_only(logits):  # forgot the log-sum-exp
+        return logits - logits.max(dim=-1, keepdim=True).values
+
+    def whole_tensor_max(logits):  # one max for the whole batch: overflows row by row
+        shifted = logits - logits.max()
+        return shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
+
+    def wrong_dim(logits):  # normalises over the first dimension
+        shifted = logits - logits.max(dim=0, keepdim=True).values
+        return shifted - shifted.exp().sum(dim=0, keepdim=True).log()
+
+    def crashes(logits):
+        raise ValueError("oops")
+
+    for function in (shifted_only, whole_tensor_max, wrong_dim, crashes):
+        result = ch07.check_stable_log_softmax(function)
+        assert not result, function.__name__
+        assert repr(result).startswith("✗")
+
+
+def test_stable_log_softmax_missing():
+    for answer in (None, MISSING):
+        result = ch07.check_stable_log_softmax(answer)
+        assert not result
+        assert "define the function" in repr(result)
