@@ -45,25 +45,35 @@ class SubBackward0(AddBackward0):
 
 
 class MulBackward0(Node):
-    """d(a*b) = b da + a db: saves each operand for the other's gradient."""
-    __slots__ = ()
+    """d(a*b) = b da + a db: each operand is saved only if the other one needs a gradient."""
+    __slots__ = ("shapes",)
+
+    def __init__(self, inputs, a, b):
+        super().__init__(inputs, (a if inputs[1] is not None else None,
+                                  b if inputs[0] is not None else None))
+        self.shapes = (np.shape(a), np.shape(b))
 
     def apply(self, grad):
         a, b = self.saved_arrays()
-        return (unbroadcast(grad * b, np.shape(a)) if self.inputs[0] is not None else None,
-                unbroadcast(grad * a, np.shape(b)) if self.inputs[1] is not None else None)
+        return (unbroadcast(grad * b, self.shapes[0]) if b is not None else None,
+                unbroadcast(grad * a, self.shapes[1]) if a is not None else None)
 
 
 class DivBackward0(Node):
-    __slots__ = ()
+    """d(a/b) = da / b - a db / b²: ``b`` is always needed, ``a`` only for db."""
+    __slots__ = ("shapes",)
+
+    def __init__(self, inputs, a, b):
+        super().__init__(inputs, (a if inputs[1] is not None else None, b))
+        self.shapes = (np.shape(a), np.shape(b))
 
     def apply(self, grad):
         a, b = self.saved_arrays()
         grad_a = grad_b = None
         if self.inputs[0] is not None:
-            grad_a = unbroadcast(grad / b, np.shape(a))
+            grad_a = unbroadcast(grad / b, self.shapes[0])
         if self.inputs[1] is not None:
-            grad_b = unbroadcast(-grad * a / (b * b), np.shape(b))
+            grad_b = unbroadcast(-grad * a / (b * b), self.shapes[1])
         return grad_a, grad_b
 
 
@@ -609,23 +619,17 @@ class MatmulBackward0(Node):
 
 
 class AddmmBackward0(Node):
-    """``bias + x @ weight.T`` in one node (nn.Linear, chapter 6)."""
+    """``bias + x @ weight.T`` for a batch x of shape (N, in) in one node (nn.Linear)."""
     __slots__ = ("bias_shape",)
 
     def __init__(self, inputs, x, weight, bias_shape):
-        super().__init__(inputs, (x, weight))
+        super().__init__(inputs, (x if inputs[1] is not None else None,
+                                  weight if inputs[0] is not None else None))
         self.bias_shape = bias_shape
 
     def apply(self, grad):
         x, weight = self.saved_arrays()
         x_node, w_node, b_node = self.inputs
-        if grad.ndim == 1:  # a single sample, x of shape (in,)
-            return (grad @ weight if x_node is not None else None,
-                    np.outer(grad, x) if w_node is not None else None,
-                    unbroadcast(grad, self.bias_shape) if b_node is not None else None)
-        grad2 = grad.reshape(-1, grad.shape[-1])
-        return (
-            (grad @ weight) if x_node is not None else None,
-            grad2.T @ x.reshape(-1, x.shape[-1]) if w_node is not None else None,
-            unbroadcast(grad2.sum(axis=0), self.bias_shape) if b_node is not None else None,
-        )
+        return (grad @ weight if x_node is not None else None,
+                grad.T @ x if w_node is not None else None,
+                unbroadcast(grad.sum(axis=0), self.bias_shape) if b_node is not None else None)

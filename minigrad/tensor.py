@@ -430,7 +430,8 @@ class Tensor:
     def __repr__(self):
         return printing.tensor_repr(self._data, self._requires_grad, self._grad_fn)
 
-    __str__ = __repr__
+    def __str__(self):
+        return self.__repr__()  # so print(parameter) says "Parameter containing:"
 
     def __format__(self, spec):
         if self._data.ndim == 0:
@@ -579,7 +580,7 @@ class Tensor:
         except ValueError:
             raise _broadcast_error(a, b, "*") from None
         if _needs_grad(self, t):
-            out._set_grad_fn(d.MulBackward0(_edges(self, t), (a, b)))
+            out._set_grad_fn(d.MulBackward0(_edges(self, t), a, b))
         return out
 
     __rmul__ = __mul__
@@ -596,7 +597,7 @@ class Tensor:
         except ValueError:
             raise _broadcast_error(a, b, "/") from None
         if _needs_grad(self, t):
-            out._set_grad_fn(d.DivBackward0(_edges(self, t), (a, b)))
+            out._set_grad_fn(d.DivBackward0(_edges(self, t), a, b))
         return out
 
     def __rtruediv__(self, other):
@@ -656,6 +657,9 @@ class Tensor:
 
     def __pos__(self):
         return self
+
+    def __abs__(self):
+        return self.abs()
 
     def __matmul__(self, other):
         return matmul(self, other)
@@ -778,7 +782,8 @@ class Tensor:
         return out
 
     def exp(self):
-        out = np.exp(self._float_data("exp"))
+        with np.errstate(over="ignore"):  # inf, silently, as in PyTorch
+            out = np.exp(self._float_data("exp"))
         return self._unary(out, d.ExpBackward0, (out,))
 
     def log(self):
@@ -1018,7 +1023,18 @@ class Tensor:
                                f"{self._data.size}") from None
         return self._reshaped(value, d.ViewBackward0)
 
-    view = reshape
+    def view(self, *shape):
+        """Like reshape, but only where no copy is needed (the result shares memory)."""
+        shape = _shape_args(shape)
+        try:
+            np.reshape(self._data, shape, copy=False)
+        except ValueError:
+            if -1 not in shape and int(np.prod(shape)) != self._data.size or shape.count(-1) > 1:
+                return self.reshape(shape)  # reshape's error says what is wrong with the size
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+        return self.reshape(shape)
 
     def view_as(self, other):
         return self.reshape(other.shape)
@@ -1282,7 +1298,7 @@ def as_array(data, dtype=None):
         if arr.dtype == object:
             raise TypeError(f"could not make a tensor from {type(data).__name__}: "
                             "nested lists must be rectangular and hold numbers only")
-        if not from_numpy and arr.dtype == np.float64:
+        if not from_numpy and arr.dtype == np.float64 and dtype is None:
             arr = arr.astype(dtypes.DEFAULT_FLOAT)
         if arr.dtype.kind in "US":
             raise TypeError("new(): invalid data type 'str'")
@@ -1320,6 +1336,10 @@ def matmul(a, b):
     """Matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
     if not isinstance(a, Tensor):
         a = tensor_from(a)
+    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}. "
+            "Convert one of them first, e.g. a.double() or b.float()")
     x, y, t = a._operands(b)
     if t is None or x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "

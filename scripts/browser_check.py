@@ -166,16 +166,52 @@ def check_notebook(browser, lab, notebook):
     return problems, shots, n_widgets
 
 
+def is_blank(png_path):
+    """A screenshot in one colour: nothing was drawn."""
+    from PIL import Image
+    with Image.open(png_path) as image:
+        return image.convert("RGB").getcolors(maxcolors=1) is not None
+
+
+def check_deck(browser, deck):
+    """Visit every slide of a static deck; a slide that renders as one colour fails."""
+    problems, console = [], []
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(str(e)))
+    page.goto(deck.as_uri())
+    page.wait_for_function("() => window.Reveal && Reveal.isReady && Reveal.isReady()", timeout=30_000)
+    page.evaluate("() => Reveal.configure({controls: false, progress: false, slideNumber: false,"
+                  " transition: 'none', fragments: false})")
+    slides = page.evaluate("() => Reveal.getSlides().map(s => Reveal.getIndices(s))")
+    shot = OUT / f"deck_{deck.stem.replace('.slides', '')}.png"
+    for k, where in enumerate(slides):
+        page.evaluate(f"() => Reveal.slide({where['h']}, {where.get('v') or 0})")
+        page.wait_for_timeout(150)
+        path = shot if k == 0 else OUT / "deck_current.png"
+        page.screenshot(path=str(path))
+        if is_blank(path):
+            blank = OUT / f"deck_{deck.stem}_blank_{k + 1}.png"
+            path.replace(blank)
+            problems.append(f"slide {k + 1} is blank (see {blank.name})")
+    (OUT / "deck_current.png").unlink(missing_ok=True)
+    problems += ["console: " + c[:300] for c in console if not c.startswith(IGNORED_CONSOLE)]
+    page.close()
+    return problems, len(slides), shot
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--decks", action="store_true",
+                        help="also check the static decks in build/slides (make slides first)")
     args = parser.parse_args()
     notebooks = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     if not Path(CHROMIUM).exists():
         sys.exit(f"Chromium not found at {CHROMIUM}: install it with apt-get install chromium")
     from playwright.sync_api import sync_playwright
     OUT.mkdir(parents=True, exist_ok=True)
-    failures = 0
+    failures = checked = 0
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(tmp)
         try:
@@ -192,11 +228,20 @@ def main():
                         for problem in problems:
                             print("    " + problem)
                         failures += bool(problems)
+                    decks = sorted((ROOT / "build" / "slides").glob("*.slides.html")) if args.decks else []
+                    for deck in decks:
+                        problems, n_slides, shot = check_deck(browser, deck)
+                        print(f"{deck.name}: {'ok' if not problems else 'FAILED'}, {n_slides} slides, "
+                              f"screenshot: {shot.name}")
+                        for problem in problems:
+                            print("    " + problem)
+                        failures += bool(problems)
+                    checked = len(notebooks) + len(decks)
                 finally:
                     browser.close()
         finally:
             lab.stop()
-    print(f"{len(notebooks) - failures} passed, {failures} failed")
+    print(f"{checked - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 

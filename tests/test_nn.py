@@ -254,3 +254,24 @@ def test_loss_errors_are_clear():
         nn.MSELoss(reduction="average")
     with pytest.warns(UserWarning, match="different to the input size"):
         F.mse_loss(mg.randn(3, 1), mg.randn(3))
+
+
+def test_grad_fn_names_match_pytorch(torch):
+    import torch.nn.functional as TF
+    names = []
+    for lib, functional in ((mg, F), (torch, TF)):
+        lin = lib.nn.Linear(5, 2)
+        no_bias = lib.nn.Linear(5, 2, bias=False)
+        logits = lib.randn(3, 4, requires_grad=True)
+        probs = lib.tensor(np.full((3, 4), 0.25), dtype=lib.float32)
+        names.append([
+            lin(lib.randn(5)).grad_fn.name(),
+            lin(lib.randn(3, 5)).grad_fn.name(),
+            lin(lib.randn(2, 3, 5)).grad_fn.name(),
+            no_bias(lib.randn(3, 5)).grad_fn.name(),
+            functional.cross_entropy(logits, lib.tensor([0, 1, 2])).grad_fn.name(),
+            functional.cross_entropy(logits, probs).grad_fn.name(),
+            functional.cross_entropy(logits, probs, reduction="sum").grad_fn.name(),
+            functional.mse_loss(logits, probs).grad_fn.name(),
+        ])
+    assert names[0] == names[1]

@@ -52,7 +52,10 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias`` as one op (weight has shape (out_features, in_features))."""
+    """``input @ weight.T + bias`` as one op (weight has shape (out_features, in_features)).
+
+    A batch (N, in) is one fused node; other shapes are viewed as such a batch and back,
+    as PyTorch does (so their grad_fn is ViewBackward0)."""
     x, w = input._data, weight._data
     if x.dtype != w.dtype:
         raise RuntimeError(
@@ -60,36 +63,35 @@ def linear(input, weight, bias=None):
             f"convert the input (x.{'double' if w.dtype == np.float64 else 'float'}()) or the "
             "model (model.double() / model.float())")
     if x.ndim == 0 or x.shape[-1] != w.shape[1]:
-        rows = "x".join(map(str, x.shape[:-1] or (1,))) if x.ndim > 1 else "1"
+        rows = "x".join(map(str, x.shape[:-1])) if x.ndim > 1 else "1"
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1] if x.ndim else 1} "
             f"and {w.shape[1]}x{w.shape[0]}): the layer expects {w.shape[1]} input features "
             f"but the input's last dimension is {x.shape[-1] if x.ndim else 'missing'}")
+    if x.ndim != 2:
+        batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
+        return batch.view(*x.shape[:-1], w.shape[0])
     value = x @ w.T
     if bias is not None:
         value += bias._data  # value is a fresh array: adding in place saves a copy
     out = _wrap(value)
     if _needs_grad(input, weight, bias):
-        inputs = (_edge(input), _edge(weight), _edge(bias) if bias is not None else None)
         if bias is None:
-            out._set_grad_fn(_LinearNoBias(inputs[:2], (x, w)))
+            out._set_grad_fn(_LinearNoBias((_edge(input), _edge(weight)), (x, w)))
         else:
-            out._set_grad_fn(d.AddmmBackward0(inputs, x, w, bias._data.shape))
+            out._set_grad_fn(d.AddmmBackward0((_edge(input), _edge(weight), _edge(bias)),
+                                              x, w, bias._data.shape))
     return out
 
 
 class _LinearNoBias(Node):
-    """``x @ w.T``: dx = g @ w, dw = g.T @ x."""
+    """``x @ w.T`` for a batch x: dx = g @ w, dw = g.T @ x."""
     __slots__ = ()
 
     def apply(self, grad):
         x, w = self.saved_arrays()
-        if grad.ndim == 1:
-            return (grad @ w if self.inputs[0] is not None else None,
-                    np.outer(grad, x) if self.inputs[1] is not None else None)
-        g2 = grad.reshape(-1, grad.shape[-1])
         return (grad @ w if self.inputs[0] is not None else None,
-                g2.T @ x.reshape(-1, x.shape[-1]) if self.inputs[1] is not None else None)
+                grad.T @ x if self.inputs[1] is not None else None)
 
 
 _LinearNoBias.__name__ = _LinearNoBias.__qualname__ = "MmBackward0"
@@ -243,6 +245,11 @@ class CrossEntropyProbsBackward(Node):
         return grad_logits, grad_target
 
 
+# Named as PyTorch's last node of this loss: a division for the mean, a negation otherwise.
+_ProbsMeanBackward = type("DivBackward1", (CrossEntropyProbsBackward,), {"__slots__": ()})
+_ProbsSumBackward = type("NegBackward0", (CrossEntropyProbsBackward,), {"__slots__": ()})
+
+
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0):
     """Cross-entropy of logits (N, C, ...) with class indices (N, ...) or class
@@ -291,7 +298,8 @@ def _cross_entropy_probs(input, target, weight, reduction):
         value = losses
     out = _wrap(value)
     if _needs_grad(input, target):
-        out._set_grad_fn(CrossEntropyProbsBackward(
+        node_cls = _ProbsMeanBackward if reduction == "mean" else _ProbsSumBackward
+        out._set_grad_fn(node_cls(
             (_edge(input), _edge(target)), exp / total, log_probs, weighted, weights,
             reduction, count))
     return out

@@ -56,6 +56,9 @@ def check(name, answer, expected, tol=1e-6, hint=None):
     if answer is MISSING or answer is None or answer is Ellipsis:
         return CheckResult(False, f"{name}: no answer yet. Write your code in the cell above "
                                   "and run it, then run this check again.")
+    if isinstance(answer, (str, bytes)):
+        return CheckResult(False, f"{name}: your answer is the text {answer!r}; give the number "
+                                  "itself (no quotes).")
     try:
         got, want = _as_array(answer), _as_array(expected)
     except (TypeError, ValueError):

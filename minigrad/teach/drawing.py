@@ -120,6 +120,8 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
     root_node = _edge(root)
     if root_node is None:
         dot.listing = "an empty graph: this tensor does not require grad, so nothing was recorded"
+        dot.node("empty", dot.listing.replace(": ", ":\n"), shape="note", color=style.GREY,
+                 fontcolor=style.GREY)
         return dot
     nodes = _walk(root_node)
     ids = {node: f"n{i}" for i, node in enumerate(nodes)}

@@ -51,21 +51,34 @@ def _figure(figsize=None):
 
 
 def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, log=False,
-                alt=None):
-    """Several named curves on one chart: ``{"with zero_grad": [...], "without": [...]}``."""
+                alt=None, xs=None, xlog=False, styles=None, markers=False, ylim=None):
+    """Several named curves on one chart: ``{"with zero_grad": [...], "without": [...]}``.
+
+    xs       the x values (shared by all curves; default 1, 2, ..., n)
+    log      log-scale y axis; ``xlog`` the same for x
+    styles   {curve name: matplotlib line style}, e.g. {"central": "--"}
+    markers  draw a dot at every point
+    ylim     (low, high) for the y axis, e.g. (0, None) to start at zero
+    """
     import matplotlib
+    styles = styles or {}
     with matplotlib.rc_context(style.rc()):
         fig, ax = _figure()
         lines = []
         for i, (name, values) in enumerate(curves.items()):
             values = [float(v) for v in values]
-            xs = np.arange(1, len(values) + 1)
-            ax.plot(xs, values, label=name, color=style.PALETTE[i % len(style.PALETTE)])
+            x_values = np.arange(1, len(values) + 1) if xs is None else np.asarray(xs, dtype=float)
+            ax.plot(x_values, values, label=name, color=style.PALETTE[i % len(style.PALETTE)],
+                    linestyle=styles.get(name, "-"), marker="o" if markers else None)
             lines.append(f"  {name}: {_number(values[0])} -> {_number(values[-1])} "
                          f"(min {_number(min(values))}, {len(values)} points)")
         if log:
             ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
+        if xlog:
+            ax.set_xscale("log")
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        ax.set_xlabel(xlabel + (" (log scale)" if xlog else ""))
         ax.set_ylabel(ylabel + (" (log scale)" if log else ""))
         if title:
             ax.set_title(title)
@@ -87,7 +100,7 @@ def plot_losses(curves, title=None, path=None, log=False):
                        path=path, log=log)
 
 
-def plot_function(f, xs, title=None, path=None, label="f(x)"):
+def plot_function(f, xs, title=None, path=None, label="f(x)", xlabel="x"):
     """A function of one number drawn over ``xs`` (f takes and returns floats)."""
     import matplotlib
     xs = np.asarray(xs, dtype=float)
@@ -95,7 +108,7 @@ def plot_function(f, xs, title=None, path=None, label="f(x)"):
     with matplotlib.rc_context(style.rc()):
         fig, ax = _figure()
         ax.plot(xs, ys, color=style.BLUE, label=label)
-        ax.set_xlabel("x")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(label)
         if title:
             ax.set_title(title)
@@ -107,7 +120,7 @@ def plot_function(f, xs, title=None, path=None, label="f(x)"):
     return chart
 
 
-def plot_tangent(f, x0, slope=None, xs=None, title=None, path=None):
+def plot_tangent(f, x0, slope=None, xs=None, title=None, path=None, xlabel="x", ylabel="f(x)"):
     """f and its tangent line at x0 (slope from autograd unless given)."""
     import matplotlib
     from .stepping import tangent_at
@@ -119,15 +132,16 @@ def plot_tangent(f, x0, slope=None, xs=None, title=None, path=None):
     ys = np.array([float(f(tensor(float(x), dtype=float64))) for x in xs])
     with matplotlib.rc_context(style.rc()):
         fig, ax = _figure()
-        ax.plot(xs, ys, color=style.BLUE, label="f(x)")
+        ax.plot(xs, ys, color=style.BLUE, label=ylabel)
+        shown = f"{slope:.3f}".replace("-0.000", "0.000")  # rounding noise is not a sign
         ax.plot(xs, value + slope * (xs - x0), color=style.ORANGE, linestyle="--",
-                label=f"tangent, slope {slope:.3f}")
+                label=f"tangent, slope {shown}")
         ax.plot([x0], [value], "o", color=style.BLACK, markersize=8)
         span = ys.max() - ys.min()
         ax.set_ylim(ys.min() - 0.1 * span - 1e-9, ys.max() + 0.1 * span + 1e-9)
-        ax.set_xlabel("x")
-        ax.set_ylabel("f(x)")
-        ax.set_title(title or f"The tangent at x = {x0:g}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title or f"The tangent at {xlabel} = {x0:g}")
         ax.legend(frameon=False)
         fig.tight_layout()
     chart = Chart(fig, f"tangent at x={_number(x0)}: f(x)={_number(value)}, slope={_number(slope)}")

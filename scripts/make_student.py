@@ -1,0 +1,57 @@
+"""``make student``: a copy of the course with every solution removed, for handing out.
+
+Each cell tagged ``solution`` gets its stub instead (``metadata.minigrad.stub``, or
+``# your code here``), shown open rather than collapsed; solution and check cells lose
+their stored outputs. The checks still run in the copy and say "no answer yet" until the
+learner writes one. The original notebooks are only read.
+
+    python scripts/make_student.py [output folder, default build/student]
+"""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_STUB = "# your code here"
+
+
+def student_cell(cell):
+    tags = cell.get("metadata", {}).get("tags", [])
+    if cell["cell_type"] != "code" or not {"solution", "check"} & set(tags):
+        return cell
+    cell = json.loads(json.dumps(cell))
+    cell["outputs"], cell["execution_count"] = [], None
+    if "solution" in tags:
+        stub = cell["metadata"].get("minigrad", {}).get("stub") or DEFAULT_STUB
+        cell["source"] = stub
+        cell["metadata"].pop("minigrad", None)
+        cell["metadata"].get("jupyter", {}).pop("source_hidden", None)
+        cell["metadata"]["tags"] = [t for t in tags if t != "solution"] + ["exercise"]
+    return cell
+
+
+def make_student_copy(source, destination):
+    destination.mkdir(parents=True, exist_ok=True)
+    written = []
+    for notebook in sorted(source.glob("*.ipynb")):
+        nb = json.loads(notebook.read_text(encoding="utf-8"))
+        nb["cells"] = [student_cell(c) for c in nb["cells"]]
+        target = destination / notebook.name
+        target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(target)
+    figures = ROOT / "figures"
+    if figures.exists():  # the notebooks write ../figures/
+        shutil.copytree(figures, destination.parent / "figures", dirs_exist_ok=True)
+    return written
+
+
+def main():
+    destination = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "student" / "notebooks"
+    written = make_student_copy(ROOT / "notebooks", destination)
+    print(f"{len(written)} notebooks without solutions in {destination}")
+
+
+if __name__ == "__main__":
+    main()

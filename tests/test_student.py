@@ -1,0 +1,76 @@
+"""`make student`: no solution survives in the copy, the checks still run there and say
+"no answer yet", and the original notebooks are left untouched."""
+
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts" / "make_student.py")
+make_student = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(make_student)
+
+pytestmark = pytest.mark.skipif(not NOTEBOOKS, reason="no notebooks yet")
+
+
+def tagged(nb, tag):
+    return [c for c in nb["cells"] if tag in c.get("metadata", {}).get("tags", [])]
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory):
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in NOTEBOOKS}
+    out = tmp_path_factory.mktemp("student") / "notebooks"
+    written = make_student.make_student_copy(ROOT / "notebooks", out)
+    after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in NOTEBOOKS}
+    assert before == after, "make student changed the original notebooks"
+    return {p.name: json.loads(p.read_text()) for p in written}
+
+
+def test_every_chapter_has_exercises_with_solutions():
+    for path in NOTEBOOKS:
+        nb = json.loads(path.read_text())
+        solutions, checks = tagged(nb, "solution"), tagged(nb, "check")
+        assert solutions and checks, f"{path.name} has no checked exercise"
+        for cell in solutions:
+            assert cell["metadata"].get("jupyter", {}).get("source_hidden"), \
+                f"{path.name}: a solution cell is not collapsed"
+
+
+def test_no_solution_survives(student):
+    for path in NOTEBOOKS:
+        original = json.loads(path.read_text())
+        copy = student[path.name]
+        assert not tagged(copy, "solution")
+        sources = ["".join(c["source"]) for c in copy["cells"]]
+        stubs = ["".join(c["source"]) for c in tagged(copy, "exercise")]
+        assert len(stubs) == len(tagged(original, "solution"))
+        for cell in tagged(original, "solution"):
+            solution = "".join(cell["source"]).strip()
+            assert solution not in sources, f"{path.name}: a solution is still there"
+        for stub in stubs:
+            assert "None" in stub or "your code here" in stub, stub
+        for cell in tagged(copy, "check") + tagged(copy, "exercise"):
+            assert cell["outputs"] == [], "a stored ✓ would give the answer away"
+
+
+def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path):
+    """Run one chapter's student copy: every check prints ✗ and the notebook does not stop."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    name = next(n for n in sorted(student) if n.startswith("04")) if any(
+        n.startswith("04") for n in student) else sorted(student)[0]
+    nb = nbformat.reads(json.dumps(student[name]), as_version=4)
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "figures").mkdir()
+    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path / "notebooks")}})
+    client.execute()
+    for cell in tagged(nb, "check"):
+        text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "")
+                       for o in cell["outputs"])
+        assert "✗" in text and "✓" not in text, text
