@@ -37,9 +37,11 @@ def free_port():
 
 
 def user_settings(folder):
-    """JupyterLab settings: render every cell (no virtual scrolling), no news pop-up."""
+    """JupyterLab settings: render every cell (no virtual scrolling), no news pop-up, and no
+    autosave: the check clears and re-runs the notebooks, which must not reach the disk."""
     settings = {
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
         "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
             {"fetchNews": "false", "checkForUpdates": False},
     }
@@ -91,15 +93,30 @@ class Lab:
         self.log.close()
 
 
+def accept_kernel_dialog(page):
+    """JupyterLab sometimes asks which kernel to start: take the proposed one (python3)."""
+    dialog = page.locator(".jp-Dialog .jp-Dialog-button.jp-mod-accept")
+    if dialog.count():
+        dialog.first.click()
+        page.wait_for_timeout(500)
+
+
+def menu_command(page, menu, command):
+    page.click(f".lm-MenuBar-itemLabel:text-is('{menu}')", timeout=20_000)
+    page.click(f"li[data-command='{command}']", timeout=10_000)
+
+
 def run_all(page):
-    page.click("text=Run", timeout=20_000)  # the Run menu
-    page.click("li[data-command='runmenu:run-all']", timeout=10_000)
+    """Clear the stored outputs first, so that an execution count proves a cell ran now."""
+    menu_command(page, "Edit", "editmenu:clear-all")
+    menu_command(page, "Run", "runmenu:run-all")
 
 
 def wait_for_kernel(page, timeout=240):
     """Until every code cell shows an execution count and the kernel is idle."""
     deadline = time.time() + timeout
     while time.time() < deadline:
+        accept_kernel_dialog(page)
         busy = page.evaluate("""() => {
             const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
             const done = prompts.every(p => /\[\d+\]/.test(p.textContent));
@@ -110,7 +127,10 @@ def wait_for_kernel(page, timeout=240):
         if not busy:
             return
         time.sleep(1)
-    raise TimeoutError("the notebook was still running after the time limit")
+    stuck = page.evaluate("""() => [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
+        .map((p, i) => i + ':' + p.textContent).filter(t => !/\\[\\d+\\]/.test(t))""")
+    raise TimeoutError(f"the notebook was still running after {timeout} s; cells without a "
+                       f"count: {stuck[:10]}")
 
 
 def check_notebook(browser, lab, notebook):
@@ -120,8 +140,11 @@ def check_notebook(browser, lab, notebook):
     page.on("pageerror", lambda e: console.append(str(e)))
     page.goto(lab.url(notebook))
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
+    page.wait_for_timeout(1000)
+    accept_kernel_dialog(page)
     page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
     run_all(page)
+    accept_kernel_dialog(page)
     wait_for_kernel(page)
     page.wait_for_timeout(1500)  # widgets render after the kernel goes idle
 
@@ -200,6 +223,10 @@ def check_deck(browser, deck):
     return problems, len(slides), shot
 
 
+def snapshot(paths):
+    return {p: p.stat().st_mtime_ns for p in paths}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
@@ -212,6 +239,7 @@ def main():
     from playwright.sync_api import sync_playwright
     OUT.mkdir(parents=True, exist_ok=True)
     failures = checked = 0
+    before = snapshot(notebooks)
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(tmp)
         try:
@@ -241,6 +269,9 @@ def main():
                     browser.close()
         finally:
             lab.stop()
+    if snapshot(notebooks) != before:
+        print("FAILED: the browser session wrote to the notebooks (autosave?)")
+        failures += 1
     print(f"{checked - failures} passed, {failures} failed")
     return 1 if failures else 0
 

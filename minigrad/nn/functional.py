@@ -160,23 +160,21 @@ def mse_loss(input, target, reduction="mean"):
 # ------------------------------------------------------------------------------ NLL
 
 class NllLossBackward0(Node):
-    """The gradient of -log_prob[target]: minus the weight at the target, 0 elsewhere."""
-    __slots__ = ("shape", "reduction", "total")
+    """The gradient of -log_prob[target]: minus the target's weight there, 0 elsewhere."""
+    __slots__ = ("shape", "reduction", "total", "key")
 
-    def __init__(self, inputs, picked_weight, index, shape, reduction, total):
-        super().__init__(inputs, (picked_weight, index))
-        self.shape, self.reduction, self.total = shape, reduction, total
+    def __init__(self, inputs, picked_weight, key, shape, reduction, total):
+        super().__init__(inputs, (picked_weight,))
+        self.key, self.shape, self.reduction, self.total = key, shape, reduction, total
 
     def apply(self, grad):
-        picked_weight, index = self.saved_arrays()
+        (picked_weight,) = self.saved_arrays()
         if self.reduction == "mean":
-            scale = -picked_weight * (grad / self.total)
-        elif self.reduction == "sum":
-            scale = -picked_weight * grad
+            scale = picked_weight * (-grad / self.total)
         else:
-            scale = -picked_weight * grad.reshape(picked_weight.shape)
+            scale = picked_weight * -grad
         out = np.zeros(self.shape, dtype=grad.dtype)
-        np.put_along_axis(out, index, scale.astype(grad.dtype, copy=False), axis=1)
+        out[self.key] = scale  # each (sample, position) has one target: no repeats
         return (out,)
 
 
@@ -198,13 +196,17 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     classes = logp.shape[1]
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
-    if valid.any() and (safe.min() < 0 or safe.max() >= classes):
+    if safe.size and (safe.min() < 0 or safe.max() >= classes):
         bad = safe[(safe < 0) | (safe >= classes)][0]
         raise IndexError(f"Target {bad} is out of bounds: class indices go from 0 to {classes - 1}")
-    index = np.expand_dims(safe, 1)
-    picked = np.take_along_axis(logp, index, axis=1).squeeze(1)
-    w = np.ones(classes, dtype=logp.dtype) if weight is None else weight._data.astype(logp.dtype)
-    picked_weight = w[safe] * valid
+    # (sample index, class index, position...) picks each target's log-probability
+    positions = np.indices(labels.shape, sparse=True)
+    key = (positions[0], safe) + tuple(positions[1:])
+    picked = logp[key]
+    if weight is None:
+        picked_weight = valid.astype(logp.dtype)
+    else:
+        picked_weight = weight._data.astype(logp.dtype)[safe] * valid
     losses = -picked * picked_weight
     total = picked_weight.sum()
     if reduction == "mean":
@@ -215,8 +217,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         value = losses
     out = _wrap(value)
     if _needs_grad(input):
-        out._set_grad_fn(NllLossBackward0((_edge(input),), np.expand_dims(picked_weight, 1),
-                                          index, logp.shape, reduction, total))
+        out._set_grad_fn(NllLossBackward0((_edge(input),), picked_weight, key, logp.shape,
+                                          reduction, total))
     return out
 
 
