@@ -12,7 +12,7 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 # This machine's pip prints a warning per package about a missing local index; drop those.
 QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
 
-.PHONY: setup system lab test test-unit test-notebooks notebooks figures bench clean
+.PHONY: setup system lab test test-unit test-notebooks browser-test notebooks figures slides student bench clean
 
 setup: $(STAMP) system
 
@@ -29,7 +29,7 @@ system:
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
-test: setup test-unit test-notebooks
+test: setup test-unit test-notebooks browser-test-if-possible
 
 test-unit: setup
 	$(PY) -m pytest -q tests
@@ -37,7 +37,7 @@ test-unit: setup
 test-notebooks: setup
 ifneq ($(NOTEBOOKS),)
 	$(PY) -c "import matplotlib.pyplot"  # build the font cache before nbval compares stderr
-	$(PY) -m pytest -q -p no:randomly --nbval --nbval-current-env \
+	$(PY) -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg notebooks/
 else
 	@echo "no notebooks yet: nothing for nbval to run"
@@ -50,6 +50,23 @@ notebooks: setup  ## re-execute every notebook in place (after a change to what 
 
 figures: setup
 	$(PY) -m minigrad.teach.figures figures
+
+slides: setup  ## offline reveal.js decks in build/slides (npm fetches reveal.js once)
+	@scripts/system_packages.sh npm
+	$(PY) scripts/build_slides.py
+
+student: setup  ## the course without solutions, in build/student
+	$(PY) scripts/make_student.py
+
+browser-test: setup slides  ## every chapter run in JupyterLab in headless Chromium, every deck shown
+	@scripts/system_packages.sh chromium
+	$(PY) scripts/browser_check.py --decks
+
+# Part of `make test` where Chromium is (or can be) installed; otherwise say so and go on.
+browser-test-if-possible: setup
+	@if scripts/system_packages.sh chromium && scripts/system_packages.sh npm; then \
+		$(MAKE) --no-print-directory browser-test; \
+	else echo "SKIPPED browser test: Chromium or npm is missing (see above)"; fi
 
 bench: setup
 	$(PY) benchmarks/run.py

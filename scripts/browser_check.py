@@ -81,8 +81,9 @@ class Lab:
         raise RuntimeError("JupyterLab did not start; see its log")
 
     def url(self, notebook):
+        # reset: a fresh workspace, so only this notebook is open
         return (f"http://127.0.0.1:{self.port}/lab/tree/{notebook.relative_to(ROOT).as_posix()}"
-                f"?token={self.token}")
+                f"?reset&token={self.token}")
 
     def stop(self):
         self.process.terminate()
@@ -135,7 +136,8 @@ def wait_for_kernel(page, timeout=240):
 
 def check_notebook(browser, lab, notebook):
     problems, console = [], []
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console.append(str(e)))
     page.goto(lab.url(notebook))
@@ -147,6 +149,8 @@ def check_notebook(browser, lab, notebook):
     accept_kernel_dialog(page)
     wait_for_kernel(page)
     page.wait_for_timeout(1500)  # widgets render after the kernel goes idle
+    page.evaluate("() => document.querySelectorAll('.jp-WindowedPanel-outer')"
+                  ".forEach(e => e.scrollTo(0, 0))")  # the screenshot shows the chapter's start
 
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
     for i in range(errors.count()):
@@ -185,7 +189,7 @@ def check_notebook(browser, lab, notebook):
     if unrendered:
         problems.append(f"{unrendered} widget(s) did not render")
     problems += ["console: " + c[:300] for c in console if not c.startswith(IGNORED_CONSOLE)]
-    page.close()
+    context.close()
     return problems, shots, n_widgets
 
 
