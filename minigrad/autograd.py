@@ -49,11 +49,13 @@ class _FunctionNode(Node):
             results = self.function.backward(self.ctx, _wrap(grad))
         if not isinstance(results, tuple):
             results = (results,)
-        if len(results) < max(self.positions, default=-1) + 1:
+        expected = self.ctx._n_args
+        extra = results[expected:]
+        if len(results) < expected or any(g is not None for g in extra):
             raise RuntimeError(
                 f"function {type(self).__name__} returned an incorrect number of gradients "
-                f"(expected {max(self.positions) + 1}, got {len(results)}): return one "
-                "gradient (or None) per argument of forward")
+                f"(expected {expected}, got {len(results)}): return one gradient per argument "
+                "of forward, None for arguments that are not tensors")
         grads = []
         for position, shape in zip(self.positions, self.shapes):
             g = results[position]
@@ -113,6 +115,7 @@ class Function:
         tensors = [args[i] for i in positions]
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx(needs)
+        ctx._n_args = len(args)
         with no_grad():
             output = cls.forward(ctx, *args)
         if isinstance(output, tuple):

@@ -13,6 +13,8 @@ import functools
 import heapq
 import itertools
 
+import numpy as np
+
 __all__ = [
     "Node", "AccumulateGrad", "backward", "execution_order", "propagate",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
@@ -253,6 +255,16 @@ def propagate(order, roots, grads):
             buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
 
 
+def _collect(steps, captured, capture_set, deliveries):
+    """Run the walk; keep what goes to the leaves (or to autograd.grad) for the end."""
+    for node, grad in steps:
+        if captured is not None:
+            if node in capture_set:
+                captured[node] = grad
+        elif type(node) is AccumulateGrad or node.retained is not None:
+            deliveries.append((node, grad))
+
+
 def backward(roots, grads, retain_graph=False, capture=None):
     """Push ``grads`` (arrays) back from the ``roots`` nodes through the graph.
 
@@ -267,12 +279,8 @@ def backward(roots, grads, retain_graph=False, capture=None):
     captured = {} if capture is not None else None
     capture_set = set(capture) if capture is not None else ()
     deliveries = []  # AccumulateGrad nodes and retained non-leaf gradients, applied last
-    for node, grad in propagate(order, roots, grads):
-        if captured is not None:
-            if node in capture_set:
-                captured[node] = grad
-        elif type(node) is AccumulateGrad or node.retained is not None:
-            deliveries.append((node, grad))
+    with np.errstate(all="ignore"):  # inf and nan propagate silently, as in PyTorch
+        _collect(propagate(order, roots, grads), captured, capture_set, deliveries)
 
     for node, grad in deliveries:
         if type(node) is AccumulateGrad:

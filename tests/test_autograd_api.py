@@ -146,3 +146,32 @@ def test_gradcheck_restores_inputs():
     before = x.detach().numpy().copy()
     gradcheck(lambda t: t.tanh(), (x,))
     assert np.array_equal(x.detach().numpy(), before) and x.grad is None
+
+
+def test_function_must_return_a_gradient_per_forward_argument(torch):
+    def make(lib, extra_none):
+        class Clamp(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, low, high):
+                return x.clamp(low, high)
+
+            @staticmethod
+            def backward(ctx, g):
+                return (g, None, None, None) if extra_none else g
+        return Clamp
+
+    for lib in (mg, torch):
+        x = lib.tensor([0.5, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+            make(lib, False).apply(x, 0.0, 1.0).sum().backward()
+        make(lib, True).apply(x, 0.0, 1.0).sum().backward()  # extra trailing None is fine
+        assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_backward_through_inf_is_silent_like_pytorch():
+    import warnings
+    x = mg.tensor([100.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (1 + x.exp()).log().sum().backward()
+    assert np.isnan(x.grad.item())
