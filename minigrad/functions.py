@@ -8,7 +8,8 @@ __all__ = [
     "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
     "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "t",
     "softmax", "log_softmax", "allclose", "isclose", "equal", "numel", "clone",
-    "detach", "sign", "isnan", "isfinite", "all", "any", "mm",
+    "detach", "sign", "isnan", "isfinite", "all", "any", "mm", "nonzero", "unique", "bincount",
+    "outer",
 ]
 
 
@@ -34,6 +35,11 @@ def min(input, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return input.minimum(dim)
     return input.min(dim, keepdim)
+
+
+def outer(input, vec2):
+    """The outer product of two vectors: ``outer(a, b)[i, j] = a[i] * b[j]``."""
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
 
 
 def numel(input):

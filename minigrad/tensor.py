@@ -740,6 +740,26 @@ class Tensor:
     def __xor__(self, other):
         return self._compare(other, np.bitwise_xor)
 
+    def nonzero(self, as_tuple=False):
+        """Indices of the non-zero elements: a (count, ndim) int64 tensor, or one per dim."""
+        found = np.nonzero(self._data)
+        if as_tuple:
+            return tuple(_wrap(i.astype(np.int64)) for i in found)
+        return _wrap(np.stack(found, axis=1).astype(np.int64) if found else np.zeros((0, 0), np.int64))
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True)
+        result = [_wrap(values)]
+        if return_inverse:
+            result.append(_wrap(inverse.reshape(self._data.shape).astype(np.int64)))
+        if return_counts:
+            result.append(_wrap(counts.astype(np.int64)))
+        return result[0] if len(result) == 1 else tuple(result)
+
+    def bincount(self, weights=None, minlength=0):
+        w = weights._data if isinstance(weights, Tensor) else weights
+        return _wrap(np.bincount(self._data, weights=w, minlength=minlength))
+
     def logical_not(self):
         return _wrap(np.logical_not(self._data))
 
@@ -1414,8 +1434,11 @@ def cat(tensors, dim=0):
     return out
 
 
-def where(condition, input, other):
-    """Elementwise choice: ``input`` where ``condition`` holds, ``other`` elsewhere."""
+def where(condition, input=None, other=None):
+    """Elementwise choice: ``input`` where ``condition`` holds, ``other`` elsewhere.
+    ``where(condition)`` alone is ``condition.nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return tensor_from(condition).nonzero(as_tuple=True)
     cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
     if cond.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "

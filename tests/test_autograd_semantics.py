@@ -388,3 +388,15 @@ def test_warnings_are_not_raised_for_ordinary_use():
         x, _, z = seed_example()
         z.backward()
         assert x.grad is not None
+
+
+def test_index_helpers_match_pytorch(torch):
+    results = []
+    for lib in (mg, torch):
+        t = lib.tensor([[0, 1], [2, 0]])
+        results.append((t.nonzero().tolist(), [x.tolist() for x in lib.where(t > 0)],
+                        lib.tensor([1, 1, 3]).bincount().tolist(),
+                        lib.tensor([3, 1, 3]).unique().tolist(),
+                        lib.outer(lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0])).tolist(),
+                        abs(lib.tensor([-2.0])).tolist()))
+    assert results[0] == results[1]

@@ -62,7 +62,7 @@ def test_custom_dataset_is_collated():
 
 
 def test_size_mismatch_is_refused():
-    with pytest.raises(ValueError, match="Size mismatch"):
+    with pytest.raises(AssertionError, match="Size mismatch"):  # as PyTorch; also a ValueError
         TensorDataset(mg.zeros(3), mg.zeros(4))
     with pytest.raises(ValueError, match="batch_size"):
         DataLoader(Squares(3), batch_size=0)

@@ -17,6 +17,11 @@ __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader",
            "random_split", "default_collate"]
 
 
+class SizeMismatchError(ValueError, AssertionError):
+    """Tensors of a TensorDataset disagree on the number of samples. (PyTorch raises an
+    AssertionError here; this is both, so code catching either works.)"""
+
+
 class Dataset:
     """A collection of samples: subclass it and define ``__len__`` and ``__getitem__``."""
 
@@ -35,7 +40,7 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset needs at least one tensor")
         sizes = [t.shape[0] for t in tensors]
         if len(set(sizes)) != 1:
-            raise ValueError(f"Size mismatch between tensors: first dimensions are {sizes}; "
+            raise SizeMismatchError(f"Size mismatch between tensors: first dimensions are {sizes}; "
                              "every tensor needs one row per sample")
         self.tensors = tensors
 
