@@ -1139,6 +1139,33 @@ class Tensor:
     def mT(self):
         return self.transpose(-2, -1)
 
+    def split(self, split_size_or_sections, dim=0):
+        """Pieces along ``dim``: of ``split_size`` each (the last may be smaller), or of
+        the sizes in a list. Each piece is a slice, so gradients flow back into place."""
+        dim = self._dim(dim)
+        n = self._data.shape[dim]
+        if isinstance(split_size_or_sections, int):
+            size = split_size_or_sections
+            if size <= 0:
+                raise RuntimeError(f"split expects split_size be non-negative, but got {size}")
+            sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        else:
+            sizes = list(split_size_or_sections)
+            if sum(sizes) != n:
+                raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                                   f"(input tensor's size at dimension {dim}), but got {sizes}")
+        pieces, start = [], 0
+        for size in sizes:
+            key = (slice(None),) * dim + (slice(start, start + size),)
+            pieces.append(self[key])
+            start += size
+        return tuple(pieces)
+
+    def chunk(self, chunks, dim=0):
+        """``chunks`` pieces (or fewer) of equal size along ``dim``, the last may be smaller."""
+        n = self._data.shape[self._dim(dim)]
+        return self.split(max(1, -(-n // chunks)), dim)
+
     # ----------------------------------------------------------------- indexing
 
     def __getitem__(self, key):

@@ -400,3 +400,17 @@ def test_index_helpers_match_pytorch(torch):
                         lib.outer(lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0])).tolist(),
                         abs(lib.tensor([-2.0])).tolist()))
     assert results[0] == results[1]
+
+
+def test_split_and_chunk_match_pytorch(torch):
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor(np.arange(10.0), requires_grad=True)
+        pieces = x.split(4)
+        weights = [1.0, 2.0, 3.0]
+        sum(p.sum() * w for p, w in zip(pieces, weights)).backward()
+        chunks = lib.arange(7).chunk(3)
+        sized = lib.arange(6).reshape(2, 3).split([1, 2], dim=1)
+        results.append(([p.tolist() for p in pieces], x.grad.tolist(),
+                        [c.tolist() for c in chunks], [s.tolist() for s in sized]))
+    assert results[0] == results[1]

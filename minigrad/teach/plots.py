@@ -76,6 +76,9 @@ def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, lo
             ax.set_yscale("log")
         if xlog:
             ax.set_xscale("log")
+        if xs is not None and len(xs) <= 12:  # few points: label exactly those
+            ax.set_xticks(np.asarray(xs, dtype=float), [f"{v:g}" for v in xs])
+            ax.minorticks_off()
         if ylim is not None:
             ax.set_ylim(*ylim)
         ax.set_xlabel(xlabel + (" (log scale)" if xlog else ""))
