@@ -69,7 +69,7 @@ CPU = device("cpu")
 LEAF_INPLACE = (
     "a leaf Variable that requires grad is being used in an in-place operation. "
     "To change a parameter by hand, do it without recording: `with minigrad.no_grad(): "
-    "w -= lr * w.grad`, or build a new tensor instead (`w = w - lr * w.grad`).")
+    "w -= lr * w.grad` (that is what optimizer.step() does).")
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
@@ -352,6 +352,10 @@ class Tensor:
 
     def element_size(self):
         return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"

@@ -117,6 +117,8 @@ def check_best_step(best_h):
     if best_h is None or best_h is MISSING or best_h is Ellipsis:
         return check(name, best_h, 0.0)  # the standard "no answer yet" message
     try:
+        if isinstance(best_h, (str, bytes)):
+            raise TypeError
         h = float(best_h)
     except (TypeError, ValueError):
         return CheckResult(False, f"{name}: expected a number such as 1e-3, got "

@@ -1,0 +1,147 @@
+"""Chapter 1's exercise checks accept the right answers and reject wrong ones, never raising."""
+
+import math
+
+import pytest
+
+import minigrad as mg
+from minigrad.teach.checks import MISSING
+from minigrad.teach.exercises import ch01
+
+
+# ---------------------------------------------------------------- exercise 1: central difference
+
+def central(f, x, h=1e-5):
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def central_written_differently(f, x, h=1e-5):
+    return (f(x + h) / h - f(x - h) / h) / 2
+
+
+def test_numerical_derivative_accepts_the_central_difference():
+    for answer in (central, central_written_differently):
+        result = ch01.check_numerical_derivative(answer)
+        assert result, result
+        assert repr(result).startswith("✓")
+
+
+@pytest.mark.parametrize("answer", [
+    lambda f, x, h=1e-5: (f(x + h) - f(x)) / h,           # forward difference
+    lambda f, x, h=1e-5: (f(x) - f(x - h)) / h,           # backward difference
+    lambda f, x, h=1e-5: (f(x + h) - f(x - h)) / h,       # forgot the 2
+    lambda f, x, h=1e-5: (f(x + h) - f(x - h)) / 2 * h,   # precedence slip
+])
+def test_numerical_derivative_rejects_other_formulas(answer):
+    result = ch01.check_numerical_derivative(answer)
+    assert not result
+    text = repr(result)
+    assert text.startswith("✗") and "Hint:" in text
+    assert "0x" not in text  # the test function is named, not shown as <function ... at 0x...>
+
+
+def test_numerical_derivative_reports_errors_and_missing_answers():
+    def broken(f, x, h=1e-5):
+        raise ValueError("oops")
+    assert "raised ValueError: oops" in repr(ch01.check_numerical_derivative(broken))
+    for answer in (None, MISSING, 3.0):
+        result = ch01.check_numerical_derivative(answer)
+        assert not result and "define the function" in repr(result)
+
+
+def test_reference_is_the_central_difference():
+    assert ch01.central_difference(math.sin, 1.0, 1e-5) == pytest.approx(math.cos(1.0), abs=1e-9)
+    assert ch01.central_difference(lambda x: x * x, 3.0, 0.5) == 6.0
+
+
+# ---------------------------------------------------------------- exercise 2: chain rule
+
+def by_hand():
+    w, x, y = 0.5, 2.0, 1.0
+    prediction = math.tanh(w * x)
+    return 2 * (prediction - y) * (1 - prediction ** 2) * x
+
+
+def test_chain_rule_answer_matches_hand_and_numerical_derivatives():
+    expected = ch01.chain_rule_answer()
+    assert expected == pytest.approx(by_hand(), rel=1e-12)
+
+    def loss(w):
+        return (math.tanh(w * 2.0) - 1.0) ** 2
+    assert expected == pytest.approx(ch01.central_difference(loss, 0.5, 1e-5), rel=1e-8)
+
+
+def test_chain_rule_accepts_floats_and_tensors():
+    assert ch01.check_chain_rule(by_hand())
+    w = mg.tensor(0.5, requires_grad=True)  # float32 autograd is close enough
+    ((w * 2.0).tanh() - 1.0).pow(2).backward()
+    assert ch01.check_chain_rule(w.grad)
+
+
+def test_chain_rule_recognises_a_wrong_sign():
+    result = ch01.check_chain_rule(-by_hand())
+    assert not result and "sign" in repr(result)
+
+
+@pytest.mark.parametrize("drop", [0, 1, 2])
+def test_chain_rule_recognises_a_missing_link(drop):
+    prediction = math.tanh(1.0)
+    links = [2 * (prediction - 1.0), 1 - prediction ** 2, 2.0]
+    answer = math.prod(v for i, v in enumerate(links) if i != drop)
+    result = ch01.check_chain_rule(answer)
+    assert not result and "missing" in repr(result)
+
+
+@pytest.mark.parametrize("answer", [
+    2 * (math.tanh(0.5) - 1.0) * (1 - math.tanh(0.5) ** 2) * 2.0,  # tanh taken at w, not w·x
+    0.0, "0.4", [1.0, 2.0],
+])
+def test_chain_rule_rejects_other_answers(answer):
+    result = ch01.check_chain_rule(answer)
+    assert not result and repr(result).startswith("✗")
+    assert f"{ch01.chain_rule_answer():.4f}" not in repr(result)  # never shows the answer
+
+
+def test_chain_rule_missing_answer():
+    for answer in (None, MISSING):
+        result = ch01.check_chain_rule(answer)
+        assert not result and "no answer yet" in repr(result)
+
+
+# ---------------------------------------------------------------- exercise 3: best step
+
+def test_best_step_is_the_argmin_of_the_errors():
+    exact = 1 / (2 * math.sqrt(2.0))
+    errors = {k: abs(ch01.central_difference(math.sqrt, 2.0, 10.0 ** -k) - exact)
+              for k in range(1, 16)}
+    best = min(errors, key=errors.get)
+    assert ch01.best_step_answer() == 10.0 ** -best
+    # a clear winner: the next best step is at least twice as bad
+    assert sorted(errors.values())[1] > 2 * errors[best]
+
+
+def test_best_step_accepts_the_answer_however_written():
+    k = round(-math.log10(ch01.best_step_answer()))
+    for answer in (10.0 ** -k, 10 ** -k, float(f"1e-{k}"), mg.tensor(10.0 ** -k, dtype=mg.float64)):
+        result = ch01.check_best_step(answer)
+        assert result, result
+
+
+def test_best_step_rejects_other_steps_with_a_direction():
+    k = round(-math.log10(ch01.best_step_answer()))
+    smaller, larger = ch01.check_best_step(10.0 ** -(k + 3)), ch01.check_best_step(10.0 ** -(k - 3))
+    assert not smaller and "rounding" in repr(smaller)
+    assert not larger and "truncation" in repr(larger)
+    assert f"1e-{k}" not in repr(smaller) + repr(larger)  # the hint does not name the answer
+
+
+@pytest.mark.parametrize("answer", [3e-5, 1.0, 1e-16, 0.0, -1e-5, "1e-5", [1e-5]])
+def test_best_step_rejects_non_steps(answer):
+    result = ch01.check_best_step(answer)
+    assert not result and repr(result).startswith("✗")
+
+
+def test_best_step_missing_answer():
+    for answer in (None, MISSING):
+        result = ch01.check_best_step(answer)
+        assert not result and "no answer yet" in repr(result)
