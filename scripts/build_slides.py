@@ -83,9 +83,12 @@ def build_deck(notebook):
 
 
 def _loads_from_network(url, text):
-    """A URL the page would fetch (src/href/import), not one that is only mentioned."""
-    return bool(re.search(r"(src|href)=[\"']" + re.escape(url), text)) or \
-        bool(re.search(r"@import\s+url\([\"']?" + re.escape(url), text))
+    """A URL the page would fetch by itself (a script, stylesheet, image or import), not a
+    link the reader may click."""
+    u = re.escape(url)
+    return bool(re.search(r"<(script|img|iframe|source)\b[^>]*\bsrc=[\"']" + u, text)
+                or re.search(r"<link\b[^>]*\bhref=[\"']" + u, text)
+                or re.search(r"(@import\s+url\(|import\b[^;]*\bfrom\s+)[\"']?" + u, text))
 
 
 def title_of(notebook):
