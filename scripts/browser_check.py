@@ -85,6 +85,16 @@ class Lab:
         return (f"http://127.0.0.1:{self.port}/lab/tree/{notebook.relative_to(ROOT).as_posix()}"
                 f"?reset&token={self.token}")
 
+    def shutdown_kernels(self):
+        """Stop the kernels a notebook started, so they do not pile up over the chapters."""
+        base = f"http://127.0.0.1:{self.port}/api/kernels"
+        headers = {"Authorization": f"token {self.token}"}
+        with urllib.request.urlopen(urllib.request.Request(base, headers=headers), timeout=10) as r:
+            kernels = json.load(r)
+        for kernel in kernels:
+            request = urllib.request.Request(f"{base}/{kernel['id']}", method="DELETE", headers=headers)
+            urllib.request.urlopen(request, timeout=30).close()
+
     def stop(self):
         self.process.terminate()
         try:
@@ -207,7 +217,12 @@ def check_deck(browser, deck):
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console.append(str(e)))
     page.goto(deck.as_uri())
-    page.wait_for_function("() => window.Reveal && Reveal.isReady && Reveal.isReady()", timeout=30_000)
+    # nbconvert loads reveal.js through require.js, which keeps it off window: fetch it there
+    page.wait_for_function("() => window.require && document.querySelector('.reveal .slides')",
+                           timeout=30_000)
+    page.evaluate("""() => new Promise(done => require(["vendor/reveal.js/dist/reveal.js"],
+                     R => { window.Reveal = R; done(); }))""")
+    page.wait_for_function("() => Reveal.isReady()", timeout=30_000)
     page.evaluate("() => Reveal.configure({controls: false, progress: false, slideNumber: false,"
                   " transition: 'none', fragments: false})")
     slides = page.evaluate("() => Reveal.getSlides().map(s => Reveal.getIndices(s))")
@@ -254,6 +269,7 @@ def main():
                 try:
                     for notebook in notebooks:
                         problems, shots, n_widgets = check_notebook(browser, lab, notebook)
+                        lab.shutdown_kernels()
                         status = "ok" if not problems else "FAILED"
                         print(f"{notebook.name}: {status}, {n_widgets} widget(s), "
                               f"screenshots: {', '.join(s.name for s in shots)}")
