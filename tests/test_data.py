@@ -1,6 +1,5 @@
 """Dataset, TensorDataset, DataLoader, random_split."""
 
-import numpy as np
 import pytest
 
 import minigrad as mg

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-import minigrad.nn.functional as F
 from minigrad import nn, optim
 
 CONFIGS = {

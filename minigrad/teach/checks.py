@@ -5,11 +5,15 @@ prints "✓ ..." or "✗ ..." with a hint, so a notebook keeps running top to bo
 the learner works. Chapter-specific exercises live in ``minigrad.teach.exercises``.
 """
 
+import functools
+
 import numpy as np
 
+from ..random import default_generator
 from ..tensor import Tensor
 
-__all__ = ["check", "check_function", "CheckResult", "MISSING"]
+__all__ = ["check", "check_function", "CheckResult", "MISSING", "no_answer", "one_number",
+           "all_parts", "keeps_random_state"]
 
 
 class _Missing:
@@ -89,3 +93,46 @@ def check_function(name, function, reference, cases, tol=1e-6, hint=None):
         if not result:
             return result
     return CheckResult(True, f"{name}: correct on all {len(cases)} test inputs!")
+
+
+# ------------------------------------------------------------------ helpers for exercise modules
+
+def no_answer(answer):
+    """True for what an unsolved exercise leaves behind: None, MISSING or ``...``."""
+    return answer is None or answer is MISSING or answer is Ellipsis
+
+
+def one_number(answer):
+    """A one-element answer (number, list, array, tensor) as a float; anything else as is,
+    so that ``check`` reports it (no answer yet, wrong shape, not a number)."""
+    if no_answer(answer) or isinstance(answer, bool):
+        return answer
+    if isinstance(answer, Tensor):
+        return answer.detach().item() if answer.numel() == 1 else answer
+    try:
+        array = np.asarray(answer, dtype=float)
+    except (TypeError, ValueError):
+        return answer
+    return float(array.reshape(-1)[0]) if array.size == 1 else answer
+
+
+def all_parts(title, results):
+    """One result for an exercise with several answers: passed when every part passed."""
+    passed = all(results)
+    lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
+    summary = ("all parts right!" if passed
+               else f"{sum(map(bool, results))} of {len(results)} parts right so far.")
+    return CheckResult(passed, f"{title}: {summary}\n" + "\n".join(lines))
+
+
+def keeps_random_state(function):
+    """For checks that build models (which draws random numbers): put the default generator
+    back afterwards, so running a check does not change what later cells draw."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        state = default_generator.get_state()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            default_generator.set_state(state)
+    return wrapper

@@ -9,7 +9,7 @@ from IPython.display import display
 
 from .drawing import draw_graph
 from .plots import plot_losses, plot_tangent
-from .stepping import accumulation_states, backward_steps, training_run  # noqa: F401
+from .stepping import backward_steps, training_run
 
 __all__ = ["backward_stepper", "accumulation_demo", "training_explorer", "tangent_explorer"]
 

@@ -8,13 +8,10 @@ from ... import creation, nn, optim
 from ...graph import no_grad
 from ...random import default_generator
 from ...tensor import Tensor
-from ..checks import MISSING, CheckResult, check
+from ..checks import CheckResult, check
+from ..checks import no_answer as _no_answer
 
 __all__ = ["check_product", "check_prediction", "check_training_step"]
-
-
-def _no_answer(answer):
-    return answer is None or answer is MISSING or answer is Ellipsis
 
 
 def check_product(product):

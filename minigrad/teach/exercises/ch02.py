@@ -10,16 +10,13 @@ import numbers
 from ... import creation
 from ...graph import no_grad
 from ...tensor import Tensor
-from ..checks import MISSING, CheckResult
+from ..checks import CheckResult
+from ..checks import no_answer as _no_answer
 
 __all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes"]
 
 NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, then run this "
              "check again.")
-
-
-def _no_answer(answer):
-    return answer is None or answer is MISSING or answer is Ellipsis
 
 
 # ---------------------------------------------------------------- exercise 1: leaves

@@ -5,11 +5,10 @@ compares the learner's with it. A number answer may be given as ``36``, ``36.0``
 ``[36.0]`` or a one-element tensor such as ``x.grad``.
 """
 
-import numpy as np
 
 from ... import creation
-from ...tensor import Tensor
-from ..checks import MISSING, CheckResult, check
+from ..checks import check
+from ..checks import all_parts as _together, one_number as _one_number
 
 __all__ = ["check_naive_engine", "check_set_to_none", "check_two_paths"]
 
@@ -20,28 +19,6 @@ def _seed_example():
     y = x * x
     z = y * 3
     return x, z
-
-
-def _one_number(answer):
-    """A one-element answer (number, list, array, tensor) as a float; anything else as is,
-    so that ``check`` reports it (no answer yet, wrong shape, not a number)."""
-    if answer is None or answer is MISSING or answer is Ellipsis or isinstance(answer, bool):
-        return answer
-    if isinstance(answer, Tensor):
-        return answer.detach().item() if answer.numel() == 1 else answer
-    try:
-        array = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
-        return answer
-    return float(array.reshape(-1)[0]) if array.size == 1 else answer
-
-
-def _together(title, results):
-    """One result for an exercise with several answers: passed when every part passed."""
-    passed = all(results)
-    lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
-    summary = "all parts right!" if passed else f"{sum(map(bool, results))} of {len(results)} parts right so far."
-    return CheckResult(passed, f"{title}: {summary}\n" + "\n".join(lines))
 
 
 def check_naive_engine(after_three, after_reset):

@@ -4,34 +4,17 @@ Each function takes the learner's answer, builds the right answer itself with mi
 returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises.
 """
 
-import functools
 
 from ... import nn
 from ...creation import randn
 from ...graph import no_grad
-from ...random import Generator, default_generator
+from ...random import Generator
 from ...tensor import Tensor
-from ..checks import MISSING, CheckResult, check
+from ..checks import CheckResult, check
+from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
 __all__ = ["exercise_mlp", "exercise_nested_model", "check_parameter_count",
            "check_parameter_names", "check_two_layer_net"]
-
-
-def _no_answer(answer):
-    return answer is MISSING or answer is None or answer is Ellipsis
-
-
-def _leaves_rng_alone(function):
-    """Building models draws random numbers: put the default generator back afterwards, so
-    running a check does not change what the notebook's later cells draw."""
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        state = default_generator.get_state()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            default_generator.set_state(state)
-    return wrapper
 
 
 def exercise_mlp():

@@ -10,7 +10,8 @@ import numpy as np
 
 from ... import creation, nn
 from ...tensor import Tensor
-from ..checks import MISSING, CheckResult, check, check_function
+from ..checks import MISSING, check, check_function
+from ..checks import all_parts as _together
 
 __all__ = ["check_mse_by_hand", "check_cross_entropy_by_hand", "check_soft_target_gradient",
            "check_stable_log_softmax",
@@ -54,15 +55,6 @@ def _matches(answer, value, tol=1e-5):
     value = np.asarray(value, dtype=float)
     return array is not None and array.shape == value.shape and \
         np.allclose(array, value, rtol=tol, atol=tol)
-
-
-def _together(title, results):
-    """One result for an exercise with several answers: passed when every part passed."""
-    passed = all(results)
-    lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
-    summary = "all parts right!" if passed else \
-        f"{sum(map(bool, results))} of {len(results)} parts right so far."
-    return CheckResult(passed, f"{title}: {summary}\n" + "\n".join(lines))
 
 
 def check_mse_by_hand(mse, grad_pred):

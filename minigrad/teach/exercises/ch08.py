@@ -6,16 +6,14 @@ Each function takes the learner's answer, computes the right one itself with min
 MSE, SGD) and returns a ``CheckResult`` that prints ✓ or ✗ with a hint; none raises.
 """
 
-import functools
 
 import numpy as np
 
 from ... import nn, optim
 from ...creation import from_numpy, tensor
 from ...graph import no_grad
-from ...random import default_generator
-from ...tensor import Tensor
-from ..checks import MISSING, CheckResult, check
+from ..checks import CheckResult, check
+from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
 
 __all__ = ["check_sgd_step", "check_two_epochs_without_zero_grad", "check_learning_rate",
@@ -23,46 +21,6 @@ __all__ = ["check_sgd_step", "check_two_epochs_without_zero_grad", "check_learni
 
 GOOD_LOSS = 0.22    # exercise 3: the loss to beat (the best this model can do is 5/23 ≈ 0.2174)
 GOOD_EPOCHS = 20    # ... within this many epochs
-
-
-def _no_answer(answer):
-    return answer is MISSING or answer is None or answer is Ellipsis
-
-
-def _leaves_rng_alone(function):
-    """Checks that build models draw random numbers: put the default generator back
-    afterwards, so running a check does not change what later cells draw."""
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        state = default_generator.get_state()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            default_generator.set_state(state)
-    return wrapper
-
-
-def _one_number(answer):
-    """A one-element answer (number, list, array, tensor) as a float; anything else as is,
-    so that ``check`` reports it (no answer yet, wrong shape, not a number)."""
-    if _no_answer(answer) or isinstance(answer, bool):
-        return answer
-    if isinstance(answer, Tensor):
-        return answer.detach().item() if answer.numel() == 1 else answer
-    try:
-        array = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
-        return answer
-    return float(array.reshape(-1)[0]) if array.size == 1 else answer
-
-
-def _together(title, results):
-    """One result for an exercise with several answers: passed when every part passed."""
-    passed = all(results)
-    lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
-    summary = ("all parts right!" if passed
-               else f"{sum(map(bool, results))} of {len(results)} parts right so far.")
-    return CheckResult(passed, f"{title}: {summary}\n" + "\n".join(lines))
 
 
 # ---------------------------------------------------------------- exercise 1

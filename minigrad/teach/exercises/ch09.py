@@ -6,7 +6,6 @@ real model, optimizer and DataLoader) and returns a ``CheckResult`` that prints 
 a hint; none of them raises, and none changes the default random stream.
 """
 
-import functools
 import math
 
 import numpy as np
@@ -15,10 +14,11 @@ from ... import nn, optim
 from ...creation import randn, tensor, zeros
 from ...dtypes import float64
 from ...graph import no_grad
-from ...random import Generator, default_generator
+from ...random import Generator
 from ...tensor import Tensor
 from ...utils.data import DataLoader, TensorDataset
-from ..checks import MISSING, CheckResult, check
+from ..checks import CheckResult, check
+from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
 __all__ = ["check_accumulated_step", "check_loss_scales", "check_steps_per_epoch",
            "N_EXAMPLES", "TRAIN_BATCH_SIZE", "ACCUMULATION_STEPS"]
@@ -27,32 +27,6 @@ __all__ = ["check_accumulated_step", "check_loss_scales", "check_steps_per_epoch
 N_EXAMPLES = 1000
 TRAIN_BATCH_SIZE = 24
 ACCUMULATION_STEPS = 4
-
-
-def _no_answer(answer):
-    return answer is MISSING or answer is None or answer is Ellipsis
-
-
-def _leaves_rng_alone(function):
-    """Models draw their initial weights from the default generator: put it back
-    afterwards, so running a check does not change what the notebook's later cells draw."""
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        state = default_generator.get_state()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            default_generator.set_state(state)
-    return wrapper
-
-
-def _together(title, results):
-    """One result for an exercise with several answers: passed when every part passed."""
-    passed = all(results)
-    lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
-    summary = ("all parts right!" if passed
-               else f"{sum(map(bool, results))} of {len(results)} parts right so far.")
-    return CheckResult(passed, f"{title}: {summary}\n" + "\n".join(lines))
 
 
 # ----------------------------------------------------------- exercise 1: the accumulation loop

@@ -6,7 +6,6 @@ returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises, 
 the default random generator as it found it.
 """
 
-import functools
 import numbers
 
 import numpy as np
@@ -15,10 +14,10 @@ from ... import nn
 from ...creation import tensor, zeros
 from ...dtypes import float32, int64
 from ...graph import is_grad_enabled, no_grad
-from ...random import default_generator
 from ...tensor import Tensor
 from ...utils.data import DataLoader, Dataset, TensorDataset
-from ..checks import MISSING, CheckResult, check
+from ..checks import CheckResult
+from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
 __all__ = ["check_batches_per_epoch", "check_digits_dataset", "check_accuracy"]
 
@@ -31,23 +30,6 @@ BATCH_CASES = [(10, 4, False), (10, 4, True), (64, 32, False), (64, 32, True),
 
 _NO_ANSWER = ("{title}: no answer yet. Define {what} in the cell above and run it, then run "
               "this check again.")
-
-
-def _no_answer(answer):
-    return answer is MISSING or answer is None or answer is Ellipsis
-
-
-def _leaves_rng_alone(function):
-    """Building a layer draws random numbers (and so may the learner's code): put the
-    default generator back afterwards, so a check does not change later cells' draws."""
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        state = default_generator.get_state()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            default_generator.set_state(state)
-    return wrapper
 
 
 def _loader_length(n_samples, batch_size, drop_last):

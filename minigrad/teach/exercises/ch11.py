@@ -11,7 +11,8 @@ from .. import checks
 from ... import creation, dtypes
 from ...autograd import Function, gradcheck
 from ...tensor import Tensor
-from ..checks import MISSING, CheckResult, check
+from ..checks import CheckResult, check
+from ..checks import no_answer as _missing, one_number as _one_number
 
 __all__ = ["check_softplus", "check_hypot", "check_prediction"]
 
@@ -20,10 +21,6 @@ SOFTPLUS_UPSTREAM = [0.5, -1.0, 2.0, 1.0, 3.0]   # not all ones: backward must u
 HYPOT_X = [3.0, -1.0, 0.5, 2.0]
 HYPOT_Y = [4.0, 2.0, -1.5, 0.0]
 HYPOT_UPSTREAM = [1.0, -2.0, 0.5, 3.0]
-
-
-def _missing(answer):
-    return answer is None or answer is MISSING or answer is Ellipsis
 
 
 def _no_answer(name):
@@ -184,20 +181,6 @@ class _Doubler(Function):
     @staticmethod
     def backward(ctx, grad_output):
         return 2 * grad_output
-
-
-def _one_number(answer):
-    """A one-element answer (number, list, array, tensor) as a float; anything else as is,
-    so that ``check`` reports it."""
-    if _missing(answer) or isinstance(answer, bool):
-        return answer
-    if isinstance(answer, Tensor):
-        return answer.detach().item() if answer.numel() == 1 else answer
-    try:
-        array = np.asarray(answer, dtype=float)
-    except (TypeError, ValueError):
-        return answer
-    return float(array.reshape(-1)[0]) if array.size == 1 else answer
 
 
 def check_prediction(y_value, x_grad):
