@@ -539,9 +539,14 @@ class Tensor:
             elif isinstance(other, int) and not isinstance(other, bool) and kind == "b":
                 a = a.astype(dtypes.DEFAULT_INT)
             return a, other, None
-        if isinstance(other, (list, tuple, np.ndarray)):
+        if isinstance(other, np.ndarray):
             return self._operands(tensor_from(other))
-        raise TypeError(f"unsupported operand type for a Tensor: {type(other).__name__}")
+        if isinstance(other, tuple) and hasattr(other, "values"):
+            raise TypeError(f"unsupported operand type for a Tensor: {type(other).__name__} "
+                            "(a (values, indices) pair from max/min: use its .values)")
+        raise TypeError(f"unsupported operand type for a Tensor: {type(other).__name__}"
+                        + (" (make it a tensor first: minigrad.tensor(...))"
+                           if isinstance(other, (list, tuple)) else ""))
 
     def __add__(self, other):
         a, b, t = self._operands(other)

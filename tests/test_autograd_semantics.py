@@ -414,3 +414,13 @@ def test_split_and_chunk_match_pytorch(torch):
         results.append(([p.tolist() for p in pieces], x.grad.tolist(),
                         [c.tolist() for c in chunks], [s.tolist() for s in sized]))
     assert results[0] == results[1]
+
+
+def test_operands_that_are_not_tensors_or_numbers_are_refused_like_pytorch(torch):
+    for lib in (mg, torch):
+        t = lib.tensor([1.0, 2.0])
+        for other in ([1, 2], (1, 2), t.max(dim=0, keepdim=True)):
+            with pytest.raises(TypeError):
+                t - other
+    with pytest.raises(TypeError, match=r"\.values"):
+        mg.tensor([1.0, 2.0]) - mg.tensor([1.0, 2.0]).max(dim=0, keepdim=True)

@@ -9,31 +9,32 @@ from minigrad.teach.exercises import ch04
 
 
 def test_naive_engine_right_answers_in_several_forms():
-    assert ch04.check_naive_engine(36, 12)
-    assert ch04.check_naive_engine(36.0, [12.0])
-    assert ch04.check_naive_engine(mg.tensor([36.0]), mg.tensor(12.0))
+    assert ch04.check_naive_engine(48, 24)
+    assert ch04.check_naive_engine(48.0, [24.0])
+    assert ch04.check_naive_engine(mg.tensor([48.0]), mg.tensor(24.0))
 
 
-@pytest.mark.parametrize("after_three, after_reset", [
-    (24, 12),   # stopped after two calls
+@pytest.mark.parametrize("after_four, after_reset", [
+    (36, 24),   # stopped after three calls
     (12, 12),   # thinks backward overwrites
-    (36, 0),    # forgot the call after zero_()
-    (36, 48),   # thinks zero_() does nothing
-    (None, 12),
+    (48, 12),   # one call after zero_()
+    (48, 0),    # forgot the calls after zero_()
+    (48, 72),   # thinks zero_() does nothing
+    (None, 24),
     (MISSING, MISSING),
 ])
-def test_naive_engine_wrong_or_missing(after_three, after_reset):
-    result = ch04.check_naive_engine(after_three, after_reset)
+def test_naive_engine_wrong_or_missing(after_four, after_reset):
+    result = ch04.check_naive_engine(after_four, after_reset)
     assert not result
     assert repr(result).startswith("✗")
 
 
 def test_naive_engine_reports_each_part():
-    text = repr(ch04.check_naive_engine(36, 0))
+    text = repr(ch04.check_naive_engine(48, 0))
     assert "1 of 2 parts right" in text
-    assert "✓ x.grad after three backward() calls" in text
-    assert "✗ x.grad after zero_() and one more backward()" in text
-    assert "12" not in text  # the right answer is not given away
+    assert "✓ x.grad after four backward() calls" in text
+    assert "✗ x.grad after zero_() and two more backward()" in text
+    assert "24" not in text  # the right answer is not given away
 
 
 def test_set_to_none():

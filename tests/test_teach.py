@@ -202,3 +202,10 @@ def test_widgets_build_and_react():
     assert isinstance(explorer.children[2], widgets.Output)
     tangent = teach.tangent_explorer()
     tangent.children[0].value = 0.5
+
+
+def test_show_source_from_a_line():
+    view = teach.show_source(mg.graph.backward, start="if not retain_graph")
+    assert repr(view).splitlines()[1].strip() == "if not retain_graph:"
+    with pytest.raises(ValueError, match="no line"):
+        teach.show_source(mg.graph.backward, start="not in there")

@@ -28,17 +28,24 @@ class SourceView:
                 f"{body}</div>")
 
 
-def show_source(obj, lines=None):
+def show_source(obj, lines=None, start=None):
     """The source of ``obj`` (a function, method, class or module of minigrad).
 
-    ``lines=(start, stop)`` shows only those lines of it (1-based, like an editor).
+    ``start="text"`` shows it from the first line containing that text to the end (robust
+    to edits above it); ``lines=(first, last)`` shows those lines (1-based, like an editor).
     """
     target = inspect.unwrap(getattr(obj, "fget", None) or obj)
     code = inspect.getsource(target)
     code = inspect.cleandoc("\n" + code) if code.startswith((" ", "\t")) else code.rstrip("\n")
+    if start is not None:
+        all_lines = code.split("\n")
+        first = next((i for i, line in enumerate(all_lines) if start in line), None)
+        if first is None:
+            raise ValueError(f"no line of {getattr(target, '__qualname__', target)} contains {start!r}")
+        code = "\n".join(all_lines[first:])
     if lines is not None:
-        start, stop = lines
-        code = "\n".join(code.split("\n")[start - 1:stop])
+        first, last = lines
+        code = "\n".join(code.split("\n")[first - 1:last])
     path = Path(inspect.getsourcefile(target))
     parts = path.parts
     shown = "/".join(parts[len(parts) - 1 - parts[::-1].index("minigrad"):]) if "minigrad" in parts else path.name

@@ -101,7 +101,7 @@ def training_explorer(epochs=50):
     """Learning rate, zero_grad on/off and accumulation steps against the loss curve of the
     seeds' linear regression (``stepping.training_run``)."""
     wide = {"description_width": "initial"}  # show the whole label, not "micro-bat..."
-    lr = widgets.FloatLogSlider(value=0.001, base=10, min=-4, max=-2, step=0.25,
+    lr = widgets.FloatLogSlider(value=0.001, base=10, min=-4, max=-1.5, step=0.125,
                                 description="learning rate", readout_format=".4f", style=wide)
     zero_grad = widgets.Checkbox(value=True, description="call optimizer.zero_grad()",
                                  style=wide, indent=False)

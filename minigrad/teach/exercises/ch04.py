@@ -1,8 +1,8 @@
 """Chapter 4 exercises: gradients accumulate.
 
 Each check builds the chapter's tensors itself, lets minigrad compute the right answer and
-compares the learner's with it. A number answer may be given as ``36``, ``36.0``,
-``[36.0]`` or a one-element tensor such as ``x.grad``.
+compares the learner's with it. A number answer may be given as ``48``, ``48.0``,
+``[48.0]`` or a one-element tensor such as ``x.grad``.
 """
 
 
@@ -21,23 +21,24 @@ def _seed_example():
     return x, z
 
 
-def check_naive_engine(after_three, after_reset):
-    """Exercise 1: x.grad after three ``z.backward()`` calls through a graph that is never
-    freed (no zeroing in between), then after ``x.grad.zero_()`` and one more call."""
+def check_naive_engine(after_four, after_reset):
+    """Exercise 1: x.grad after four ``z.backward()`` calls through a graph that is never
+    freed (no zeroing in between), then after ``x.grad.zero_()`` and two more calls."""
     x, z = _seed_example()
-    for _ in range(3):
+    for _ in range(4):
         z.backward(retain_graph=True)  # retain_graph=True: the engine that never frees
-    want_three = x.grad.item()
+    want_four = x.grad.item()
     x.grad.zero_()
-    z.backward(retain_graph=True)
+    for _ in range(2):
+        z.backward(retain_graph=True)
     want_reset = x.grad.item()
     return _together("Exercise 1", [
-        check("x.grad after three backward() calls", _one_number(after_three), want_three,
+        check("x.grad after four backward() calls", _one_number(after_four), want_four,
               hint="every call computes the same dz/dx = 6x again, and AccumulateGrad adds it "
                    "to what x.grad already holds; nothing takes anything away in between."),
-        check("x.grad after zero_() and one more backward()", _one_number(after_reset),
+        check("x.grad after zero_() and two more backward()", _one_number(after_reset),
               want_reset,
-              hint="zero_() writes zeros into x.grad; the next call adds one dz/dx to them."),
+              hint="zero_() writes zeros into x.grad; each later call adds one dz/dx to them."),
     ])
 
 
