@@ -68,6 +68,8 @@ def fetch_vendor():
 
 def build_deck(notebook):
     args = [sys.executable, "-m", "nbconvert", "--to", "slides", str(notebook),
+            f"--TemplateExporter.extra_template_basedirs={ROOT / 'scripts' / 'slides_template'}",
+            "--template=minigrad",
             "--output-dir", str(DECKS), "--SlidesExporter.reveal_theme=simple",
             "--SlidesExporter.reveal_transition=none", "--SlidesExporter.reveal_width=1280",
             "--SlidesExporter.reveal_height=800"]

@@ -209,3 +209,12 @@ def test_show_source_from_a_line():
     assert repr(view).splitlines()[1].strip() == "if not retain_graph:"
     with pytest.raises(ValueError, match="no line"):
         teach.show_source(mg.graph.backward, start="not in there")
+
+
+def test_charts_and_graphs_carry_a_text_alternative():
+    chart = teach.plot_losses({"a": [4.0, 1.0]}, title="T")
+    data, metadata = chart._repr_mimebundle_()
+    assert data["text/plain"] == repr(chart)
+    assert "4 -> 1" in metadata["image/png"]["alt"]
+    x, y, z = seed_graph()
+    assert teach.draw_graph(z).source.startswith('digraph "computation graph, tensors')

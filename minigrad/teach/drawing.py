@@ -205,7 +205,9 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
             edges.append(f"{src} -> {nid}")
 
     title = "tensors and operations" if view == "tensors" else "backward graph (grad_fn)"
-    dot.listing = "\n".join([f"computation graph, {title}: {len(lines)} nodes, {len(edges)} edges"]
+    heading = f"computation graph, {title}: {len(lines)} nodes, {len(edges)} edges"
+    dot.name = heading  # the SVG's <title>: what a screen reader announces
+    dot.listing = "\n".join([heading]
                             + ["  " + line for line in lines] + ["edges:"]
                             + ["  " + e for e in edges])
     return dot

@@ -17,17 +17,28 @@ def _number(v):
 
 
 class Chart:
-    """A matplotlib figure plus a text summary of what it shows."""
+    """A matplotlib figure plus a text summary of what it shows.
 
-    def __init__(self, figure, summary):
+    JupyterLab shows the PNG; the summary is the text form (what nbval compares) and the
+    picture's alt text (what slide decks and screen readers show)."""
+
+    def __init__(self, figure, summary, alt=None):
         self.figure = figure
         self.summary = summary
+        self.alt = alt or summary
 
-    def _repr_png_(self):
+    def _png(self):
         import io
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png", bbox_inches="tight")
         return buffer.getvalue()
+
+    def _repr_png_(self):
+        return self._png()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        data = {"image/png": self._png(), "text/plain": self.summary}
+        return data, {"image/png": {"alt": self.alt}}
 
     def __repr__(self):
         return self.summary
@@ -88,8 +99,8 @@ def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, lo
         if len(curves) > 1:
             ax.legend(frameon=False)
         fig.tight_layout()
-    chart = Chart(fig, "\n".join([f"{title or ylabel}:"] + lines))
-    chart.alt = alt or f"Line chart: {title or ylabel} against {xlabel}"
+    summary = "\n".join([f"{title or ylabel}:"] + lines)
+    chart = Chart(fig, summary, alt or f"Line chart of {ylabel} against {xlabel}. " + summary)
     if path:
         chart.save(path)
     return chart
