@@ -619,17 +619,18 @@ class MatmulBackward0(Node):
 
 
 class AddmmBackward0(Node):
-    """``bias + x @ weight.T`` for a batch x of shape (N, in) in one node (nn.Linear)."""
+    """``bias + x @ w_t`` in one node (PyTorch's addmm, behind nn.Linear), where ``w_t`` is
+    the weight transposed: inputs (bias, x, w_t) in PyTorch's order."""
     __slots__ = ("bias_shape",)
 
-    def __init__(self, inputs, x, weight, bias_shape):
-        super().__init__(inputs, (x if inputs[1] is not None else None,
-                                  weight if inputs[0] is not None else None))
+    def __init__(self, inputs, x, w_t, bias_shape):
+        super().__init__(inputs, (x if inputs[2] is not None else None,
+                                  w_t if inputs[1] is not None else None))
         self.bias_shape = bias_shape
 
     def apply(self, grad):
-        x, weight = self.saved_arrays()
-        x_node, w_node, b_node = self.inputs
-        return (grad @ weight if x_node is not None else None,
-                grad.T @ x if w_node is not None else None,
-                unbroadcast(grad.sum(axis=0), self.bias_shape) if b_node is not None else None)
+        x, w_t = self.saved_arrays()
+        b_node, x_node, w_node = self.inputs
+        return (unbroadcast(grad.sum(axis=0), self.bias_shape) if b_node is not None else None,
+                grad @ w_t.T if x_node is not None else None,
+                x.T @ grad if w_node is not None else None)

@@ -275,3 +275,19 @@ def test_grad_fn_names_match_pytorch(torch):
             functional.mse_loss(logits, probs).grad_fn.name(),
         ])
     assert names[0] == names[1]
+
+
+def test_linear_graph_has_pytorchs_shape(torch):
+    """AddmmBackward0's inputs are (bias, input, TBackward0 -> weight), as in PyTorch."""
+    def shape(fn, depth=0):
+        if fn is None or depth > 3:
+            return None
+        return (type(fn).__name__.replace("torch::autograd::", ""),
+                tuple(shape(n, depth + 1) for n, _ in fn.next_functions))
+    results = []
+    for lib in (mg, torch):
+        lin, no_bias = lib.nn.Linear(3, 2), lib.nn.Linear(3, 2, bias=False)
+        x = lib.randn(4, 3, requires_grad=True)
+        results.append([shape(lin(x).grad_fn), shape(lin(lib.randn(4, 3)).grad_fn),
+                        shape(no_bias(x).grad_fn), shape(lin(lib.randn(3)).grad_fn)])
+    assert results[0] == results[1]

@@ -1,6 +1,7 @@
 """The course layer: graph drawings, stepper and widget logic, plots, source, checks."""
 
 import shutil
+from pathlib import Path
 import subprocess
 import sys
 
@@ -85,7 +86,7 @@ def test_renders_to_svg_with_dot(tmp_path):
     assert bundle["image/svg+xml"].lstrip().startswith(("<?xml", "<svg"))
     assert bundle["text/plain"].startswith("computation graph")
     path = teach.draw_graph(z).save_svg(tmp_path / "g.svg")
-    assert "graphviz version" not in open(path).read()
+    assert "graphviz version" not in Path(path).read_text()
 
 
 def test_without_dot_the_listing_and_a_hint_are_shown(monkeypatch):

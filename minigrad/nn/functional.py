@@ -71,30 +71,20 @@ def linear(input, weight, bias=None):
     if x.ndim != 2:
         batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
         return batch.view(*x.shape[:-1], w.shape[0])
-    value = x @ w.T
+    w_t = w.T
+    value = x @ w_t
     if bias is not None:
         value += bias._data  # value is a fresh array: adding in place saves a copy
     out = _wrap(value)
     if _needs_grad(input, weight, bias):
+        # As in PyTorch: the weight reaches the product through a transpose node.
+        w_t_node = d.TBackward0((_edge(weight),)) if weight._requires_grad else None
         if bias is None:
-            out._set_grad_fn(_LinearNoBias((_edge(input), _edge(weight)), (x, w)))
+            out._set_grad_fn(d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
         else:
-            out._set_grad_fn(d.AddmmBackward0((_edge(input), _edge(weight), _edge(bias)),
-                                              x, w, bias._data.shape))
+            out._set_grad_fn(d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
+                                              x, w_t, bias._data.shape))
     return out
-
-
-class _LinearNoBias(Node):
-    """``x @ w.T`` for a batch x: dx = g @ w, dw = g.T @ x."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        x, w = self.saved_arrays()
-        return (grad @ w if self.inputs[0] is not None else None,
-                grad.T @ x if self.inputs[1] is not None else None)
-
-
-_LinearNoBias.__name__ = _LinearNoBias.__qualname__ = "MmBackward0"
 
 
 def _reduce(losses, reduction):
