@@ -260,7 +260,7 @@ class Tensor:
         if grad.shape != self._data.shape:
             grad = np.broadcast_to(grad, self._data.shape)
         if self._grad is None:
-            self._grad = _wrap(np.array(grad, dtype=self._data.dtype))
+            self._grad = _wrap(np.array(grad, dtype=self._data.dtype, order="C"))
         else:
             self._grad._data += grad
 
