@@ -56,15 +56,16 @@ def batch(sizes, n, seed=1):
             rng.integers(0, sizes[2], n))
 
 
-def minigrad_step_fn(sizes, weights, x, y):
-    from minigrad import nn, optim
+def library_step_fn(lib, sizes, weights, x, y):
+    """One SGD step of the MLP written once, for ``lib`` = minigrad or torch."""
+    nn = lib.nn
     model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[2]))
-    with mg.no_grad():
+    with lib.no_grad():
         for p, w in zip(model.parameters(), weights):
-            p.copy_(mg.tensor(w.astype(np.float32)))
-    opt = optim.SGD(model.parameters(), lr=LR)
+            p.copy_(lib.tensor(w.astype(np.float32)))
+    opt = lib.optim.SGD(model.parameters(), lr=LR)
     loss_fn = nn.CrossEntropyLoss()
-    xs, ys = mg.tensor(x), mg.tensor(y)
+    xs, ys = lib.tensor(x), lib.tensor(y)
 
     def step():
         opt.zero_grad()
@@ -73,25 +74,14 @@ def minigrad_step_fn(sizes, weights, x, y):
         opt.step()
         return loss.item()
     return step
+
+
+def minigrad_step_fn(sizes, weights, x, y):
+    return library_step_fn(mg, sizes, weights, x, y)
 
 
 def torch_step_fn(sizes, weights, x, y):
-    nn = torch.nn
-    model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[2]))
-    with torch.no_grad():
-        for p, w in zip(model.parameters(), weights):
-            p.copy_(torch.tensor(w.astype(np.float32)))
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    loss_fn = nn.CrossEntropyLoss()
-    xs, ys = torch.tensor(x), torch.tensor(y)
-
-    def step():
-        opt.zero_grad()
-        loss = loss_fn(model(xs), ys)
-        loss.backward()
-        opt.step()
-        return loss.item()
-    return step
+    return library_step_fn(torch, sizes, weights, x, y)
 
 
 def numpy_step_fn(sizes, weights, x, y):

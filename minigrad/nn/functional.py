@@ -87,13 +87,18 @@ def linear(input, weight, bias=None):
     return out
 
 
-def _reduce(losses, reduction):
+def _check_reduction(reduction):
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+
+
+def _reduced(losses, reduction, divisor):
+    """The loss value from per-element losses: their sum over ``divisor`` ('mean'), their
+    sum ('sum'), or the losses themselves ('none')."""
     if reduction == "mean":
-        return losses.mean()
+        return np.asarray(losses.sum() / divisor, dtype=losses.dtype)
     if reduction == "sum":
-        return losses.sum()
+        return np.asarray(losses.sum(), dtype=losses.dtype)
     return losses
 
 
@@ -118,8 +123,7 @@ class MseLossBackward0(Node):
 
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum, or none) of the squared differences."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    _check_reduction(reduction)
     if not isinstance(target, Tensor):
         target = _wrap(np.asarray(target, dtype=input._data.dtype))
     if input.shape != target.shape:
@@ -134,13 +138,7 @@ def mse_loss(input, target, reduction="mean"):
         raise RuntimeError(f"mse_loss: input of shape {list(input.shape)} and target of shape "
                            f"{list(target.shape)} cannot be broadcast together") from None
     squared = diff * diff
-    if reduction == "mean":
-        value = np.asarray(squared.mean(), dtype=diff.dtype)
-    elif reduction == "sum":
-        value = np.asarray(squared.sum(), dtype=diff.dtype)
-    else:
-        value = squared
-    out = _wrap(value)
+    out = _wrap(_reduced(squared, reduction, squared.size))
     if _needs_grad(input, target):
         out._set_grad_fn(MseLossBackward0((_edge(input), _edge(target)), diff, reduction,
                                           (a.shape, b.shape)))
@@ -170,8 +168,7 @@ class NllLossBackward0(Node):
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of class indices, given log-probabilities (N, C, ...)."""
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    _check_reduction(reduction)
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}: class indices "
                            "must be integers (use target.long()), or pass class probabilities "
@@ -199,13 +196,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         picked_weight = weight._data.astype(logp.dtype)[safe] * valid
     losses = -picked * picked_weight
     total = picked_weight.sum()
-    if reduction == "mean":
-        value = np.asarray(losses.sum() / total, dtype=logp.dtype)
-    elif reduction == "sum":
-        value = np.asarray(losses.sum(), dtype=logp.dtype)
-    else:
-        value = losses
-    out = _wrap(value)
+    out = _wrap(_reduced(losses, reduction, total))
     if _needs_grad(input):
         out._set_grad_fn(NllLossBackward0((_edge(input),), picked_weight, key, logp.shape,
                                           reduction, total))
@@ -248,8 +239,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     probabilities (same shape as the input). Stable for any logits: it works in log space."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+    _check_reduction(reduction)
     if not isinstance(target, Tensor):
         target = _wrap(np.asarray(target))
     class_dim = 0 if input.ndim == 1 else 1
@@ -282,13 +272,7 @@ def _cross_entropy_probs(input, target, weight, reduction):
     weighted = t * weights
     losses = -(weighted * log_probs).sum(axis=1)
     count = losses.size
-    if reduction == "mean":
-        value = np.asarray(losses.sum() / count, dtype=z.dtype)
-    elif reduction == "sum":
-        value = np.asarray(losses.sum(), dtype=z.dtype)
-    else:
-        value = losses
-    out = _wrap(value)
+    out = _wrap(_reduced(losses, reduction, count))
     if _needs_grad(input, target):
         node_cls = _ProbsMeanBackward if reduction == "mean" else _ProbsSumBackward
         out._set_grad_fn(node_cls(
