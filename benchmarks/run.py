@@ -155,27 +155,19 @@ def bench_mlps(rounds):
 
 def bench_chain(rounds, length=200):
     """Per-op time of a scalar chain: length ops forward, then backward."""
-    def minigrad_chain():
-        x = mg.tensor(1.0, requires_grad=True)
+    def chain(lib):
+        x = lib.tensor(1.0, requires_grad=True)
         y = x
-        for i in range(length // 2):
+        for _ in range(length // 2):
             y = y * 1.0001
             y = y + 0.0001
         y.backward()
         return x.grad.item()
 
-    functions = {"minigrad": minigrad_chain}
+    libraries = {"minigrad": mg} if torch is None else {"minigrad": mg, "pytorch": torch}
+    functions = {name: (lambda lib=lib: chain(lib)) for name, lib in libraries.items()}
     if torch is not None:
-        def torch_chain():
-            x = torch.tensor(1.0, requires_grad=True)
-            y = x
-            for i in range(length // 2):
-                y = y * 1.0001
-                y = y + 0.0001
-            y.backward()
-            return x.grad.item()
-        functions["pytorch"] = torch_chain
-        assert abs(minigrad_chain() - torch_chain()) < 1e-5
+        assert abs(chain(mg) - chain(torch)) < 1e-5, "minigrad and PyTorch disagree"
     times = interleaved_medians(functions, rounds, 20)
     return {f"{k}_us_per_op": v / length * 1e6 for k, v in times.items()}
 
