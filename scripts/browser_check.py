@@ -186,9 +186,13 @@ def check_notebook(browser, lab, notebook):
             page.keyboard.press("ArrowRight")
         elif checkboxes.count():
             checkboxes.first.click()
-        page.wait_for_timeout(2500)
-        if widget.inner_html() == before:
+        for _ in range(40):  # up to 10 s: a busy machine redraws slowly
+            page.wait_for_timeout(250)
+            if widget.inner_html() != before:
+                break
+        else:
             problems.append(f"widget {i + 1} did not react to a click or key press")
+        page.wait_for_timeout(1000)  # let the redraw finish before the screenshot
         shot = OUT / f"{notebook.stem}_widget{i + 1}.png"
         widget.screenshot(path=str(shot))
         shots.append(shot)
