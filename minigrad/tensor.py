@@ -174,6 +174,10 @@ class Tensor:
         else:
             data = np.zeros(tuple(int(a) for a in args),
                             dtype=dtypes.to_numpy(dtype) if dtype else dtypes.DEFAULT_FLOAT)
+        self._init_leaf(data, requires_grad)
+
+    def _init_leaf(self, data, requires_grad):
+        """Make this object a leaf holding ``data`` (shared, not copied)."""
         self._data = data
         self._grad_fn = None
         self._requires_grad = False
@@ -798,7 +802,8 @@ class Tensor:
 
     # ----------------------------------------------------------------- elementwise functions
 
-    def _float_data(self, name):
+    def _float_data(self):
+        """The values as floats: integer tensors become float32 (exp, log, ... of ints)."""
         a = self._data
         if a.dtype.kind != "f":
             return a.astype(dtypes.DEFAULT_FLOAT)
@@ -812,22 +817,22 @@ class Tensor:
 
     def exp(self):
         with np.errstate(over="ignore"):  # inf, silently, as in PyTorch
-            out = np.exp(self._float_data("exp"))
+            out = np.exp(self._float_data())
         return self._unary(out, d.ExpBackward0, (out,))
 
     def log(self):
-        a = self._float_data("log")
+        a = self._float_data()
         with np.errstate(divide="ignore", invalid="ignore"):
             return self._unary(np.log(a), d.LogBackward0, (a,))
 
     def sqrt(self):
         with np.errstate(invalid="ignore"):
-            out = np.sqrt(self._float_data("sqrt"))
+            out = np.sqrt(self._float_data())
         return self._unary(out, d.SqrtBackward0, (out,))
 
     def reciprocal(self):
         with np.errstate(divide="ignore"):
-            out = 1 / self._float_data("reciprocal")
+            out = 1 / self._float_data()
         return self._unary(out, d.ReciprocalBackward0, (out,))
 
     def abs(self):
@@ -835,19 +840,19 @@ class Tensor:
         return self._unary(np.abs(a), d.AbsBackward0, (a,))
 
     def sin(self):
-        a = self._float_data("sin")
+        a = self._float_data()
         return self._unary(np.sin(a), d.SinBackward0, (a,))
 
     def cos(self):
-        a = self._float_data("cos")
+        a = self._float_data()
         return self._unary(np.cos(a), d.CosBackward0, (a,))
 
     def tanh(self):
-        out = np.tanh(self._float_data("tanh"))
+        out = np.tanh(self._float_data())
         return self._unary(out, d.TanhBackward0, (out,))
 
     def sigmoid(self):
-        a = self._float_data("sigmoid")
+        a = self._float_data()
         # Two branches so that neither exp overflows: 1/(1+e^-x) for x>=0, e^x/(1+e^x) below.
         e = np.exp(-np.abs(a))
         out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
@@ -889,7 +894,7 @@ class Tensor:
 
     def softmax(self, dim):
         dim = self._dim(dim)
-        a = self._float_data("softmax")
+        a = self._float_data()
         shifted = np.exp(a - a.max(axis=dim, keepdims=True))
         out = shifted / shifted.sum(axis=dim, keepdims=True)
         result = _wrap(out)
@@ -899,7 +904,7 @@ class Tensor:
 
     def log_softmax(self, dim):
         dim = self._dim(dim)
-        a = self._float_data("log_softmax")
+        a = self._float_data()
         # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
         shifted = a - a.max(axis=dim, keepdims=True)
         out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
@@ -1016,7 +1021,7 @@ class Tensor:
     def _spread(self, dim, unbiased, keepdim, correction, std):
         if correction is None:
             correction = 1 if unbiased else 0
-        a = self._float_data("var")
+        a = self._float_data()
         dims = tuple(range(a.ndim)) if dim is None else self._dims(dim)
         count = int(np.prod([a.shape[x] for x in dims]))
         divisor = max(count - correction, 0)

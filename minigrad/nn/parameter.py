@@ -19,13 +19,7 @@ class Parameter(Tensor):
         else:
             raise TypeError(f"Parameter expects a Tensor (e.g. minigrad.randn(3)), "
                             f"not {type(data).__name__}")
-        self._data = array
-        self._grad_fn = None
-        self._requires_grad = False
-        self._grad = None
-        self._accumulator = None
-        if requires_grad:
-            self.requires_grad_(True)
+        self._init_leaf(array, requires_grad)
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
