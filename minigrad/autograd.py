@@ -62,7 +62,8 @@ class _FunctionNode(Node):
             if g is None:
                 grads.append(None)
                 continue
-            g = g._data if isinstance(g, Tensor) else np.asarray(g)
+            # A copy: the caller may keep the tensor it returned, and .grad must not share it.
+            g = np.array(g._data if isinstance(g, Tensor) else g)
             if g.shape != shape:
                 raise RuntimeError(
                     f"Function {type(self).__name__} returned an invalid gradient at index "

@@ -567,6 +567,15 @@ class CatBackward0(Node):
 
 # ------------------------------------------------------------------ matrix products
 
+def _right_grad(a, grad, b):
+    """``a.T @ grad``, the gradient of ``b`` in ``a @ b``, laid out in memory like ``b``: a
+    weight used transposed (``w.T`` in linear) then gets a C-ordered gradient back, which
+    ``.grad`` stores and adds up fast (a strided copy costs more than the product)."""
+    if not b.flags.c_contiguous:
+        return (grad.T @ a).T
+    return a.T @ grad
+
+
 class MmBackward0(Node):
     """C = A @ B for matrices: dA = dC @ B.T, dB = A.T @ dC."""
     __slots__ = ()
@@ -574,7 +583,7 @@ class MmBackward0(Node):
     def apply(self, grad):
         a, b = self.saved_arrays()
         return (grad @ b.T if self.inputs[0] is not None else None,
-                a.T @ grad if self.inputs[1] is not None else None)
+                _right_grad(a, grad, b) if self.inputs[1] is not None else None)
 
 
 class DotBackward0(Node):
@@ -620,12 +629,12 @@ class MatmulBackward0(Node):
 
 class AddmmBackward0(Node):
     """``bias + x @ w_t`` in one node (PyTorch's addmm, behind nn.Linear), where ``w_t`` is
-    the weight transposed: inputs (bias, x, w_t) in PyTorch's order."""
+    the weight transposed: inputs (bias, x, w_t) in PyTorch's order. ``w_t`` is always kept
+    (a view of the weight, no extra memory): its layout decides the weight gradient's."""
     __slots__ = ("bias_shape",)
 
     def __init__(self, inputs, x, w_t, bias_shape):
-        super().__init__(inputs, (x if inputs[2] is not None else None,
-                                  w_t if inputs[1] is not None else None))
+        super().__init__(inputs, (x if inputs[2] is not None else None, w_t))
         self.bias_shape = bias_shape
 
     def apply(self, grad):
@@ -633,4 +642,4 @@ class AddmmBackward0(Node):
         b_node, x_node, w_node = self.inputs
         return (unbroadcast(grad.sum(axis=0), self.bias_shape) if b_node is not None else None,
                 grad @ w_t.T if x_node is not None else None,
-                x.T @ grad if w_node is not None else None)
+                _right_grad(x, grad, w_t) if w_node is not None else None)

@@ -10,8 +10,9 @@ This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits be
 """
 
 import functools
-import heapq
 import itertools
+import operator
+import weakref
 
 import numpy as np
 
@@ -106,6 +107,7 @@ class enable_grad(_GradModeContext):
 # ---------------------------------------------------------------------------- nodes
 
 _sequence = itertools.count()
+_creation_number = operator.attrgetter("seq")
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -166,15 +168,25 @@ class Node:
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into ``.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("_variable",)
 
     def __init__(self, variable):
         super().__init__(())
-        self.variable = variable  # the leaf tensor; it only holds a weak reference back
+        # The leaf keeps its node for every graph it is used in; the node only points back
+        # weakly, so the two form no reference cycle.
+        self._variable = weakref.ref(variable)
 
-    def apply(self, grad):
-        """The leaf's ``.grad += grad`` (the engine calls this once everything else ran)."""
-        self.variable._accumulate_grad(grad)
+    @property
+    def variable(self):
+        """The leaf tensor whose ``.grad`` this node fills."""
+        return self._variable()
+
+    def apply(self, grad, owned=False):
+        """The leaf's ``.grad += grad`` (the engine calls this once everything else ran);
+        ``owned``: nothing else refers to ``grad``, so it may become ``.grad`` uncopied."""
+        leaf = self._variable()
+        if leaf is not None:  # a leaf that no longer exists needs no gradient
+            leaf._accumulate_grad(grad, owned)
         return ()
 
 
@@ -196,11 +208,13 @@ def unbroadcast(grad, shape):
 def execution_order(roots):
     """The nodes reachable from ``roots`` in the order backward runs them.
 
-    A node runs only once every node that feeds it a gradient has run (a topological
-    order); among the ready ones the most recently created goes first. No recursion, so a
-    100,000-op chain is fine. Raises if a node's saved arrays were already freed.
+    A node may run only once every node that feeds it a gradient has run (a topological
+    order). Every node is created after the nodes of its inputs, so its creation number
+    ``seq`` is larger than theirs: newest first is such an order, and it undoes the
+    forward pass from the last op to the first (PyTorch's engine, too, prefers the newest
+    ready node). No recursion, so a 100,000-op chain is fine. Raises if a node's saved
+    arrays were already freed.
     """
-    dependencies = {}
     seen = set(roots)
     stack = list(roots)
     while stack:
@@ -208,27 +222,10 @@ def execution_order(roots):
         if node.saved is None:
             raise RuntimeError(FREED_MESSAGE)
         for nxt in node.inputs:
-            if nxt is None:
-                continue
-            dependencies[nxt] = dependencies.get(nxt, 0) + 1
-            if nxt not in seen:
+            if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-
-    ready = [(-node.seq, node) for node in seen if node not in dependencies]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        node = heapq.heappop(ready)[1]
-        order.append(node)
-        for nxt in node.inputs:
-            if nxt is None:
-                continue
-            left = dependencies[nxt] - 1
-            dependencies[nxt] = left
-            if left == 0:
-                heapq.heappush(ready, (-nxt.seq, nxt))
-    return order
+    return sorted(seen, key=_creation_number, reverse=True)
 
 
 def propagate(order, roots, grads):
@@ -265,6 +262,17 @@ def _collect(steps, captured, capture_set, deliveries):
             deliveries.append((node, grad))
 
 
+def _unshared(deliveries, grads):
+    """For each delivered gradient: does nothing else refer to its memory? Such an array can
+    become ``.grad`` without a copy (PyTorch, too, keeps a gradient nobody else holds); one
+    the caller passed in, or one that two tensors received, is copied."""
+    memory = [id(grad if grad.base is None else grad.base) for _, grad in deliveries]
+    uses = {id(grad if grad.base is None else grad.base): 1 for grad in grads}
+    for key in memory:
+        uses[key] = uses.get(key, 0) + 1
+    return [uses[key] == 1 for key in memory]
+
+
 def backward(roots, grads, retain_graph=False, capture=None):
     """Push ``grads`` (arrays) back from the ``roots`` nodes through the graph.
 
@@ -282,13 +290,13 @@ def backward(roots, grads, retain_graph=False, capture=None):
     with np.errstate(all="ignore"):  # inf and nan propagate silently, as in PyTorch
         _collect(propagate(order, roots, grads), captured, capture_set, deliveries)
 
-    for node, grad in deliveries:
+    for (node, grad), owned in zip(deliveries, _unshared(deliveries, grads)):
         if type(node) is AccumulateGrad:
-            node.apply(grad)
+            node.apply(grad, owned)
         else:
             tensor = node.retained()
             if tensor is not None:
-                tensor._accumulate_grad(grad)
+                tensor._accumulate_grad(grad, owned)
     if not retain_graph:
         for node in order:
             node.release()

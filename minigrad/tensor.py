@@ -93,11 +93,9 @@ def _edge(t):
         return fn
     if not t._requires_grad:
         return None
-    acc = t._accumulator() if t._accumulator is not None else None
-    if acc is None:
-        acc = AccumulateGrad(t)
-        t._accumulator = weakref.ref(acc)  # weak: the graph holds the node, not the leaf
-    return acc
+    if t._accumulator is None:
+        t._accumulator = AccumulateGrad(t)  # made on first use, then reused by every graph
+    return t._accumulator
 
 
 def _edges(a, b):
@@ -258,13 +256,17 @@ class Tensor:
             self._grad_fn.retained = weakref.ref(self)
         return None
 
-    def _accumulate_grad(self, grad):
-        """``self.grad += grad`` (what AccumulateGrad does): the first gradient is copied,
-        later ones are added in place, so gradients add up until someone zeroes them."""
+    def _accumulate_grad(self, grad, owned=False):
+        """``self.grad += grad`` (what AccumulateGrad does): the first gradient is stored,
+        later ones are added in place, so gradients add up until someone zeroes them. The
+        first is copied unless the engine says nothing else refers to it (``owned``)."""
         if grad.shape != self._data.shape:
             grad = np.broadcast_to(grad, self._data.shape)
         if self._grad is None:
-            self._grad = _wrap(np.array(grad, dtype=self._data.dtype, order="C"))
+            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                    and grad.flags.writeable):
+                grad = np.array(grad, dtype=self._data.dtype, order="C")
+            self._grad = _wrap(grad)
         else:
             self._grad._data += grad
 
@@ -288,7 +290,7 @@ class Tensor:
                     f"has shape {list(self.shape)}. Reduce it to one number first (e.g. "
                     "y.sum().backward()) or pass the gradient of the final result with "
                     "respect to it: y.backward(gradient=minigrad.ones_like(y)).")
-            grad = np.ones_like(self._data)
+            grad = np.ones(self._data.shape, self._data.dtype)
         else:
             grad = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
             if grad.shape != self._data.shape:
@@ -810,10 +812,9 @@ class Tensor:
         return a
 
     def _unary(self, value, node_cls, saved):
-        out = _wrap(value)
         if _needs_grad(self):
-            out._set_grad_fn(node_cls((_edge(self),), saved))
-        return out
+            return _wrap(value, node_cls((_edge(self),), saved))
+        return _wrap(value)
 
     def exp(self):
         with np.errstate(over="ignore"):  # inf, silently, as in PyTorch
@@ -908,10 +909,9 @@ class Tensor:
         # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
         shifted = a - a.max(axis=dim, keepdims=True)
         out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        result = _wrap(out)
         if _needs_grad(self):
-            result._set_grad_fn(d.LogSoftmaxBackward0((_edge(self),), out, dim))
-        return result
+            return _wrap(out, d.LogSoftmaxBackward0((_edge(self),), out, dim))
+        return _wrap(out)
 
     def clone(self):
         out = _wrap(self._data.copy())

@@ -75,16 +75,14 @@ def linear(input, weight, bias=None):
     value = x @ w_t
     if bias is not None:
         value += bias._data  # value is a fresh array: adding in place saves a copy
-    out = _wrap(value)
-    if _needs_grad(input, weight, bias):
-        # As in PyTorch: the weight reaches the product through a transpose node.
-        w_t_node = d.TBackward0((_edge(weight),)) if weight._requires_grad else None
-        if bias is None:
-            out._set_grad_fn(d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
-        else:
-            out._set_grad_fn(d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
-                                              x, w_t, bias._data.shape))
-    return out
+    if not _needs_grad(input, weight, bias):
+        return _wrap(value)
+    # As in PyTorch: the weight reaches the product through a transpose node.
+    w_t_node = d.TBackward0((_edge(weight),)) if weight._requires_grad else None
+    if bias is None:
+        return _wrap(value, d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
+    return _wrap(value, d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
+                                         x, w_t, bias._data.shape))
 
 
 def _check_reduction(reduction):
@@ -157,10 +155,9 @@ class NllLossBackward0(Node):
 
     def apply(self, grad):
         (picked_weight,) = self.saved_arrays()
-        if self.reduction == "mean":
-            scale = picked_weight * (-grad / self.total)
-        else:
-            scale = picked_weight * -grad
+        scale = -grad / self.total if self.reduction == "mean" else -grad
+        if picked_weight is not None:  # None: every sample counts with weight 1
+            scale = picked_weight * scale
         out = np.zeros(self.shape, dtype=grad.dtype)
         out[self.key] = scale  # each (sample, position) has one target: no repeats
         return (out,)
@@ -177,6 +174,10 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         losses = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
         return losses.squeeze(0) if reduction == "none" else losses
     logp, labels = input._data, target._data
+    if weight is None and ignore_index < 0 and logp.ndim == 2 and labels.ndim == 1:
+        fast = _nll_loss_batch(input, logp, labels, reduction)
+        if fast is not None:
+            return fast
     if labels.shape != logp.shape[:1] + logp.shape[2:]:
         raise ValueError(f"Expected target of shape {list(logp.shape[:1] + logp.shape[2:])} for "
                          f"input of shape {list(input.shape)}, got {list(target.shape)}")
@@ -201,6 +202,24 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         out._set_grad_fn(NllLossBackward0((_edge(input),), picked_weight, key, logp.shape,
                                           reduction, total))
     return out
+
+
+def _nll_loss_batch(input, logp, labels, reduction):
+    """The common case, (N, C) log-probabilities with N labels, no weights and none ignored,
+    in a few numpy calls; None when a label is out of range, for nll_loss to report."""
+    n = len(labels)
+    if n == 0 or n != len(logp) or labels.min() < 0:
+        return None
+    rows = np.arange(n)
+    try:
+        picked = logp[rows, labels]
+    except IndexError:  # a label >= C
+        return None
+    value = _reduced(-picked, reduction, n)
+    if _needs_grad(input):
+        return _wrap(value, NllLossBackward0((_edge(input),), None, (rows, labels), logp.shape,
+                                             reduction, n))
+    return _wrap(value)
 
 
 # ------------------------------------------------------------------------------ cross-entropy

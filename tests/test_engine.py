@@ -1,0 +1,127 @@
+"""The backward engine (minigrad/graph.py) and the fast paths of issue 8: each shortcut must
+give what the plain rule gives."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigrad as mg
+from minigrad import graph
+
+
+def kahn_order(root):
+    """The reference order: Kahn's algorithm, running the newest ready node first."""
+    waiting, seen, stack = {}, {root}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt in node.inputs:
+            if nxt is not None:
+                waiting[nxt] = waiting.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    ready, order = [root], []
+    while ready:
+        node = max(ready, key=lambda n: n.seq)
+        ready.remove(node)
+        order.append(node)
+        for nxt in node.inputs:
+            if nxt is not None:
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return order
+
+
+# Each step combines one or two earlier values (picked by index), so graphs branch and join.
+OPS = [lambda a, b: a * b, lambda a, b: a + b, lambda a, b: (a - b).tanh(),
+       lambda a, b: a.exp() / (b * b + 1), lambda a, b: a.sigmoid()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.integers(0, 10**6)),
+                min_size=1, max_size=25),
+       st.integers(1, 3))
+def test_newest_first_is_kahns_order(steps, n_leaves):
+    values = [mg.tensor(0.3 * (i + 1), requires_grad=True) for i in range(n_leaves)]
+    values.append(mg.tensor(2.0))  # a constant: no node
+    for op, i, j in steps:
+        values.append(OPS[op](values[i % len(values)], values[j % len(values)]))
+    out = sum(values[n_leaves + 1:], values[0])
+    order = graph.execution_order([out.grad_fn])
+    assert order == kahn_order(out.grad_fn)
+    position = {node: k for k, node in enumerate(order)}
+    for node in order:  # every node runs before the nodes it sends gradients to
+        assert all(position[nxt] > position[node] for nxt in node.inputs if nxt is not None)
+
+
+def test_a_weight_used_transposed_gets_a_gradient_laid_out_like_itself():
+    layer = mg.nn.Linear(5, 3)
+    layer(mg.randn(4, 5)).sum().backward()
+    assert layer.weight.grad._data.flags.c_contiguous
+    no_bias = mg.nn.Linear(5, 3, bias=False)
+    x = mg.randn(4, 5)
+    no_bias(x).sum().backward()
+    assert no_bias.weight.grad._data.flags.c_contiguous
+    np.testing.assert_allclose(no_bias.weight.grad.numpy(), np.ones((4, 3)).T @ x.numpy(),
+                               rtol=1e-6)
+
+
+# ------------------------------------------------------------------ gradients kept uncopied
+
+def shares(a, b):
+    return np.shares_memory(a.grad.numpy(), b if isinstance(b, np.ndarray) else b.grad.numpy())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10**6), st.integers(0, 10**6)),
+                max_size=12),
+       st.integers(1, 3), st.booleans())
+def test_no_two_gradients_share_memory(steps, n_leaves, retain):
+    leaves = [mg.tensor([0.3 * (i + 1), -0.2], requires_grad=True) for i in range(n_leaves)]
+    values = list(leaves)
+    for op, i, j in steps:
+        values.append(OPS[op](values[i % len(values)], values[j % len(values)]))
+        if retain:
+            values[-1].retain_grad()
+    out = sum(values[1:], values[0])
+    given_grad = np.array([1.0, 2.0], dtype=np.float32)
+    out.backward(mg.from_numpy(given_grad))
+    with_grad = [t for t in values if (t.is_leaf or retain) and t.grad is not None]
+    for k, a in enumerate(with_grad):
+        assert not shares(a, given_grad)
+        for b in with_grad[k + 1:]:
+            assert not shares(a, b)
+    given_grad[:] = 100.0  # the caller's array is theirs: changing it changes no .grad
+    assert all(np.all(t.grad.numpy() < 100) for t in with_grad)
+
+
+def test_a_sum_passes_one_array_to_both_leaves_and_each_gets_its_own():
+    a = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    b = mg.tensor([[3.0], [4.0]], requires_grad=True)
+    ((a + b.T) * 2.0).sum().backward()  # AddBackward0 hands one array on, to b via .T
+    assert not shares(a, b)
+    a.grad += 1
+    assert b.grad.tolist() == [[2.0], [2.0]]
+
+
+def test_a_custom_function_returning_its_saved_tensor_does_not_lend_it_to_grad():
+    class LeakySaved(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (y,) = ctx.saved_tensors
+            return y  # a wrong derivative on purpose: the array belongs to y
+
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    out = LeakySaved.apply(x)
+    out.sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0]
+    assert not np.shares_memory(x.grad.numpy(), out.detach().numpy())
+    x.grad.zero_()
+    assert out.tolist() == [2.0, 4.0]
