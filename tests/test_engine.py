@@ -2,6 +2,7 @@
 give what the plain rule gives."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +126,32 @@ def test_a_custom_function_returning_its_saved_tensor_does_not_lend_it_to_grad()
     assert not np.shares_memory(x.grad.numpy(), out.detach().numpy())
     x.grad.zero_()
     assert out.tolist() == [2.0, 4.0]
+
+
+# ------------------------------------------------------------------ fast paths, same numbers
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 40), st.integers(0, 10**6))
+def test_the_fast_row_max_is_numpys_max(rows, cols, seed):
+    from minigrad.tensor import _max_keepdim
+    a = np.random.default_rng(seed).standard_normal((rows, cols)).astype(np.float32)
+    if rows > 1:
+        a[0, 0], a[1, -1] = np.nan, np.inf  # NaN wins, as in numpy's max
+    for dim in (0, 1) if rows else (1,):  # a max over no rows at all raises in numpy too
+        np.testing.assert_array_equal(_max_keepdim(a, dim), a.max(axis=dim, keepdims=True))
+
+
+def test_nll_fast_path_and_full_path_agree():
+    logp = mg.randn(6, 4).log_softmax(1)
+    labels = mg.tensor([0, 3, 1, 1, 2, 0])
+    for reduction in ("mean", "sum", "none"):
+        fast = mg.nn.functional.nll_loss(logp, labels, reduction=reduction)
+        full = mg.nn.functional.nll_loss(logp, labels, reduction=reduction, ignore_index=99)
+        np.testing.assert_allclose(fast.numpy(), full.numpy(), rtol=1e-6)
+
+
+def test_out_of_range_labels_are_reported_by_the_full_check():
+    logp = mg.randn(2, 3).log_softmax(1)
+    for bad in (3, -1):
+        with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
+            mg.nn.functional.nll_loss(logp, mg.tensor([0, bad]))

@@ -11,7 +11,7 @@ import numpy as np
 from .. import derivatives as d
 from ..graph import unbroadcast
 from ..graph import Node
-from ..tensor import Tensor, _edge, _needs_grad, _wrap
+from ..tensor import Tensor, _edge, _max_keepdim, _needs_grad, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss", "dropout", "one_hot"]
@@ -282,7 +282,7 @@ def _cross_entropy_probs(input, target, weight, reduction):
         losses = _cross_entropy_probs(input.unsqueeze(0), target.unsqueeze(0), weight, reduction)
         return losses.squeeze(0) if reduction == "none" else losses
     z, t, _ = input._operands(target)
-    shifted = z - z.max(axis=1, keepdims=True)  # log-sum-exp never overflows
+    shifted = z - _max_keepdim(z, 1)  # log-sum-exp never overflows
     exp = np.exp(shifted)
     total = exp.sum(axis=1, keepdims=True)
     log_probs = shifted - np.log(total)
