@@ -155,3 +155,40 @@ def test_out_of_range_labels_are_reported_by_the_full_check():
     for bad in (3, -1):
         with pytest.raises(IndexError, match=f"Target {bad} is out of bounds"):
             mg.nn.functional.nll_loss(logp, mg.tensor([0, bad]))
+
+
+@pytest.mark.parametrize("n_in, n_hidden, n_classes, batch", [
+    (2, 16, 2, 32), (8, 12, 10, 5), (5, 7, 40, 9),  # 40 classes: numpy's own row max
+])
+def test_training_steps_match_pytorch_with_every_fast_path(n_in, n_hidden, n_classes, batch,
+                                                           torch):
+    """Linear (weight gradient layout), cross-entropy (row max, nll fast path), .grad kept
+    uncopied and then accumulated into (two backward passes per step): 10 steps as PyTorch."""
+    rng = np.random.default_rng(n_classes)
+    weights = [rng.standard_normal(s) * 0.5 for s in
+               ((n_hidden, n_in), (n_hidden,), (n_classes, n_hidden), (n_classes,))]
+    x = rng.standard_normal((2, batch, n_in))
+    y = rng.integers(0, n_classes, (2, batch))
+
+    def run(lib):
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(n_in, n_hidden), nn.ReLU(), nn.Linear(n_hidden, n_classes))
+        model = model.double()
+        with lib.no_grad():
+            for p, w in zip(model.parameters(), weights):
+                p.copy_(lib.tensor(w))
+        opt = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        losses = []
+        for _ in range(10):
+            opt.zero_grad()
+            for half in range(2):  # the second backward adds into the first's .grad
+                loss = nn.functional.cross_entropy(model(lib.tensor(x[half])), lib.tensor(y[half]))
+                loss.backward()
+                losses.append(loss.item())
+            opt.step()
+        return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+    (mg_losses, mg_params), (torch_losses, torch_params) = run(mg), run(torch)
+    np.testing.assert_allclose(mg_losses, torch_losses, rtol=1e-10)
+    for ours, theirs in zip(mg_params, torch_params):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
