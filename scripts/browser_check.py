@@ -28,6 +28,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-quic", "--disable-dev-shm-usage"]
 # Console noise that says nothing about the course: the offline machine refusing fetches.
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Could not load file")
+LOCAL_URLS = ("file:", "data:", "blob:", "about:")
 
 
 def free_port():
@@ -216,23 +217,22 @@ def is_blank(png_path):
 
 def check_deck(browser, deck):
     """Visit every slide of a static deck; a slide that renders as one colour fails."""
-    problems, console = [], []
+    problems, console, remote = [], [], []
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: console.append(str(e)))
+    page.on("request", lambda r: None if r.url.startswith(LOCAL_URLS) else remote.append(r.url))
     page.goto(deck.as_uri())
-    # nbconvert loads reveal.js through require.js, which keeps it off window: fetch it there
-    page.wait_for_function("() => window.require && document.querySelector('.reveal .slides')",
+    page.wait_for_function("() => document.querySelector('.reveal .slides section.present')",
                            timeout=30_000)
-    page.evaluate("""() => new Promise(done => require(["vendor/reveal.js/dist/reveal.js"],
-                     R => { window.Reveal = R; done(); }))""")
-    page.wait_for_function("() => Reveal.isReady()", timeout=30_000)
-    page.evaluate("() => Reveal.configure({controls: false, progress: false, slideNumber: false,"
-                  " transition: 'none', fragments: false})")
-    slides = page.evaluate("() => Reveal.getSlides().map(s => Reveal.getIndices(s))")
+    # (h, v) of every slide, read from the sections; visited through the URL, as a presenter's
+    # browser does (a second reveal.js instance fetched with require.js renders maths twice)
+    slides = page.evaluate("""() => [...document.querySelectorAll('.reveal .slides > section')]
+        .flatMap((top, h) => { const inner = top.querySelectorAll(':scope > section');
+                               return inner.length ? [...inner].map((_, v) => [h, v]) : [[h, 0]]; })""")
     shot = OUT / f"deck_{deck.stem.replace('.slides', '')}.png"
-    for k, where in enumerate(slides):
-        page.evaluate(f"() => Reveal.slide({where['h']}, {where.get('v') or 0})")
+    for k, (h, v) in enumerate(slides):
+        page.evaluate(f"() => {{ location.hash = '#/{h}/{v}'; }}")
         page.wait_for_timeout(150)
         path = shot if k == 0 else OUT / "deck_current.png"
         page.screenshot(path=str(path))
@@ -242,6 +242,7 @@ def check_deck(browser, deck):
             problems.append(f"slide {k + 1} is blank (see {blank.name})")
     (OUT / "deck_current.png").unlink(missing_ok=True)
     problems += ["console: " + c[:300] for c in console if not c.startswith(IGNORED_CONSOLE)]
+    problems += [f"fetches {url} (a deck must work offline)" for url in sorted(set(remote))]
     page.close()
     return problems, len(slides), shot
 

@@ -64,6 +64,17 @@ def fetch_vendor():
                 archive.extractall(target / f".{folder}", filter="data")
             (target / f".{folder}" / "package").rename(destination)
             shutil.rmtree(target / f".{folder}")
+    for css in (target / "reveal.js" / "dist" / "theme").glob("*.css"):
+        _drop_remote_imports(css)
+
+
+def _drop_remote_imports(css):
+    """reveal.js themes @import their fonts from Google: offline the browser falls back to
+    the next font in the list anyway, so drop the request instead of letting it fail."""
+    text = css.read_text(encoding="utf-8")
+    kept = re.sub(r"@import\s+url\(\s*[\"']?https?://[^)]*\)\s*;\s*", "", text)
+    if kept != text:
+        css.write_text(kept, encoding="utf-8")
 
 
 def build_deck(notebook):
