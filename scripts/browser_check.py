@@ -29,6 +29,11 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # Console noise that says nothing about the course: the offline machine refusing fetches.
 IGNORED_CONSOLE = ("Failed to load resource", "net::ERR_", "favicon", "Could not load file")
 LOCAL_URLS = ("file:", "data:", "blob:", "about:")
+FRAME_HEIGHT = 800  # the decks' reveal_height (scripts/build_slides.py)
+# Height of the slide on screen, fragments included, and how many cells it shows (a slide of
+# one tall cell scrolls; one of several cells should be split).
+SLIDE_SIZE = """() => { const s = [...document.querySelectorAll('.reveal .slides section.present')].pop();
+    return [s.scrollHeight, [...s.querySelectorAll('.jp-Cell')].filter(c => !c.closest('aside')).length]; }"""
 
 
 def free_port():
@@ -234,6 +239,10 @@ def check_deck(browser, deck):
     for k, (h, v) in enumerate(slides):
         page.evaluate(f"() => {{ location.hash = '#/{h}/{v}'; }}")
         page.wait_for_timeout(150)
+        height, cells = page.evaluate(SLIDE_SIZE)
+        if height > FRAME_HEIGHT + 40 and cells > 1:
+            problems.append(f"slide {k + 1} (#/{h}/{v}) is {height}px tall for a {FRAME_HEIGHT}px "
+                            "frame: start a subslide at one of its later cells")
         path = shot if k == 0 else OUT / "deck_current.png"
         page.screenshot(path=str(path))
         if is_blank(path):
