@@ -45,6 +45,7 @@ OPS = [lambda a, b: a * b, lambda a, b: a + b, lambda a, b: (a - b).tanh(),
        st.integers(1, 3))
 def test_newest_first_is_kahns_order(steps, n_leaves):
     values = [mg.tensor(0.3 * (i + 1), requires_grad=True) for i in range(n_leaves)]
+    sum(values[1:], values[0]).backward()  # an earlier graph: the leaves' nodes are older now
     values.append(mg.tensor(2.0))  # a constant: no node
     for op, i, j in steps:
         values.append(OPS[op](values[i % len(values)], values[j % len(values)]))
