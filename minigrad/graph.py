@@ -17,7 +17,7 @@ import weakref
 import numpy as np
 
 __all__ = [
-    "Node", "AccumulateGrad", "backward", "execution_order", "propagate",
+    "Node", "AccumulateGrad", "backward", "execution_order", "propagate", "mark_changed_in_place",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -117,6 +117,41 @@ FREED_MESSAGE = (
     "calling backward."
 )
 
+CHANGED_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: an array of shape {shape} ({dtype}) that {node} saved in the forward pass was "
+    "changed in place afterwards (by x.add_(...), x[...] = ..., optimizer.step(), ...), so its "
+    "gradient would be wrong. Run the forward pass again after the change, or change a copy "
+    "(x = x.clone()) and leave the original as it was."
+)
+
+
+# ---------------------------------------------------------------------------- in-place changes
+
+class _InPlace:
+    """A clock of in-place changes. Each change ticks it and stamps the memory it changed;
+    a node notes the time it was made, so backward can tell whether an array the node saved
+    was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)"""
+    clock = 0
+    changed = {}  # id of the array that owns the memory -> clock time of its last change
+
+
+def mark_changed_in_place(array):
+    """Note that ``array``'s memory (and so every view of it) was just changed in place."""
+    _InPlace.clock += 1
+    _InPlace.changed[id(array if array.base is None else array.base)] = _InPlace.clock
+
+
+def _check_saved_unchanged(node):
+    """Raise if an array ``node`` saved was changed in place after the node was made."""
+    for item in node.saved:
+        array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)
+        if isinstance(array, np.ndarray):
+            owner = array if array.base is None else array.base
+            if _InPlace.changed.get(id(owner), -1) > node.made_at:
+                raise RuntimeError(CHANGED_MESSAGE.format(
+                    shape=list(array.shape), dtype=array.dtype, node=node.name()))
+
 
 class Node:
     """One recorded operation of the backward graph.
@@ -124,15 +159,17 @@ class Node:
     ``inputs`` holds, for each input of the forward op, the node its gradient goes to
     (``None`` for an input that needs no gradient). ``saved`` holds the arrays ``apply``
     needs; it becomes ``None`` when the graph is freed. ``seq`` orders nodes by creation, so
-    backward undoes the forward pass from the last op to the first.
+    backward undoes the forward pass from the last op to the first. ``made_at`` is the time
+    on the clock of in-place changes: a saved array changed later makes backward refuse.
     """
 
-    __slots__ = ("inputs", "saved", "seq", "retained", "__weakref__")
+    __slots__ = ("inputs", "saved", "seq", "made_at", "retained", "__weakref__")
 
     def __init__(self, inputs, saved=()):
         self.inputs = inputs
         self.saved = saved
         self.seq = next(_sequence)
+        self.made_at = _InPlace.clock
         self.retained = None  # weakref to a non-leaf tensor that asked for retain_grad()
 
     def apply(self, grad):
@@ -213,7 +250,7 @@ def execution_order(roots):
     ``seq`` is larger than theirs: newest first is such an order, and it undoes the
     forward pass from the last op to the first (PyTorch's engine, too, prefers the newest
     ready node). No recursion, so a 100,000-op chain is fine. Raises if a node's saved
-    arrays were already freed.
+    arrays were already freed, or changed in place since the forward pass.
     """
     seen = set(roots)
     stack = list(roots)
@@ -221,6 +258,8 @@ def execution_order(roots):
         node = stack.pop()
         if node.saved is None:
             raise RuntimeError(FREED_MESSAGE)
+        if node.made_at < _InPlace.clock:  # something changed in place since: look closer
+            _check_saved_unchanged(node)
         for nxt in node.inputs:
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes, printing
 from . import derivatives as d
-from .graph import AccumulateGrad, _GradMode, backward as _run_backward
+from .graph import AccumulateGrad, _GradMode, backward as _run_backward, mark_changed_in_place
 
 _new = object.__new__
 _Number = (int, float, bool, np.number, np.bool_)
@@ -1223,6 +1223,7 @@ class Tensor:
             self._set_grad_fn(node)
             return
         self._data[index] = value._data if t is not None else value
+        mark_changed_in_place(self._data)
 
     # ----------------------------------------------------------------- in-place updates
 
@@ -1264,6 +1265,7 @@ class Tensor:
         except TypeError:
             raise RuntimeError(f"result type of {name} with {type(other).__name__} can't be "
                                f"cast to the desired output type {self.dtype}") from None
+        mark_changed_in_place(self._data)
         return self
 
     def __iadd__(self, other):
@@ -1300,6 +1302,7 @@ class Tensor:
         if self._check_inplace():
             return self._rebind(self.clamp(min, max))
         np.clip(self._data, min, max, out=self._data)
+        mark_changed_in_place(self._data)
         return self
 
     def zero_(self):
@@ -1314,6 +1317,7 @@ class Tensor:
             self._data = np.full_like(self._data, value)
             return self._set_grad_fn(node)
         self._data.fill(value)
+        mark_changed_in_place(self._data)
         return self
 
     def copy_(self, src):
@@ -1324,18 +1328,21 @@ class Tensor:
             np.copyto(self._data, src_t._data, casting="unsafe")
         except ValueError:
             raise _broadcast_error(self._data, src_t._data, "copy_") from None
+        mark_changed_in_place(self._data)
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
         from .random import numpy_rng
         self._check_inplace()
         self._data[...] = numpy_rng(generator).uniform(a, b, self._data.shape)
+        mark_changed_in_place(self._data)
         return self
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
         from .random import numpy_rng
         self._check_inplace()
         self._data[...] = numpy_rng(generator).normal(mean, std, self._data.shape)
+        mark_changed_in_place(self._data)
         return self
 
 

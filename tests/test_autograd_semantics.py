@@ -424,3 +424,76 @@ def test_operands_that_are_not_tensors_or_numbers_are_refused_like_pytorch(torch
                 t - other
     with pytest.raises(TypeError, match=r"\.values"):
         mg.tensor([1.0, 2.0]) - mg.tensor([1.0, 2.0]).max(dim=0, keepdim=True)
+
+
+# ------------------------------------------------------------------ arrays saved, then changed
+
+def _changed_after_saving(lib, case):
+    """Build a small graph, change something in place, backward: the error text, or None."""
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x = lib.tensor([4.0, 5.0, 6.0])
+    if case == "data a node saved":
+        loss = (w * x).sum()
+        x.add_(1)
+    elif case == "a view of it":
+        loss = (w * x).sum()
+        x.view(3, 1)[0, 0] = 9.0
+    elif case == "an op's own output":
+        y = w.exp()
+        loss = y.sum()
+        with lib.no_grad():
+            y.mul_(2)
+    elif case == "a parameter, by optimizer.step()":
+        loss = (w * w).sum()
+        loss.backward(retain_graph=True)
+        lib.optim.SGD([w], lr=0.1).step()
+    elif case == "data nothing saved":
+        loss = (w + x).sum()
+        x.add_(1)
+    elif case == "data changed before the forward pass":
+        x.add_(1)
+        loss = (w * x).sum()
+    elif case == "an unrelated tensor":
+        loss = (w * x).sum()
+        lib.tensor([0.0]).add_(1)
+    before = None if w.grad is None else w.grad.clone()
+    try:
+        loss.backward()
+    except RuntimeError as error:
+        assert (w.grad is None) if before is None else bool((w.grad == before).all())
+        return str(error)
+    return None
+
+
+CHANGED_CASES = ["data a node saved", "a view of it", "an op's own output",
+                 "a parameter, by optimizer.step()", "data nothing saved",
+                 "data changed before the forward pass", "an unrelated tensor"]
+
+
+@pytest.mark.parametrize("case", CHANGED_CASES)
+def test_backward_refuses_arrays_changed_in_place_after_saving_like_pytorch(case, torch):
+    ours, theirs = _changed_after_saving(mg, case), _changed_after_saving(torch, case)
+    assert (ours is None) == (theirs is None), (ours, theirs)
+    if ours is not None:
+        assert "modified by an inplace operation" in ours and "clone()" in ours
+
+
+def test_a_custom_function_whose_saved_tensor_was_changed_refuses_too():
+    class Square(mg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad_output
+
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    out = Square.apply(x).sum()
+    with mg.no_grad():
+        x.mul_(3)
+    with pytest.raises(RuntimeError, match="SquareBackward saved in the forward pass"):
+        out.backward()
+    assert x.grad is None

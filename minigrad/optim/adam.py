@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..graph import no_grad
+from ..graph import mark_changed_in_place, no_grad
 from ..tensor import _wrap
 from .optimizer import Optimizer
 
@@ -71,6 +71,7 @@ class Adam(Optimizer):
                 else:
                     denom = np.sqrt(exp_avg_sq) / correction2_sqrt + eps
                 param -= step_size * (exp_avg / denom)
+                mark_changed_in_place(param)  # a graph that saved p can no longer backward
         return loss
 
 

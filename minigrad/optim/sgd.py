@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ..graph import no_grad
+from ..graph import mark_changed_in_place, no_grad
 from ..tensor import _wrap
 from .optimizer import Optimizer
 
@@ -51,4 +51,5 @@ class SGD(Optimizer):
                         buf._data += (1 - dampening) * grad
                     grad = grad + momentum * buf._data if group["nesterov"] else buf._data
                 param -= lr * grad
+                mark_changed_in_place(param)  # a graph that saved p can no longer backward
         return loss
