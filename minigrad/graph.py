@@ -136,10 +136,15 @@ class _InPlace:
     changed = {}  # id of the array that owns the memory -> clock time of its last change
 
 
+def _memory_of(array):
+    """The array that owns ``array``'s memory: the array itself, or the base of a view."""
+    return array if array.base is None else array.base
+
+
 def mark_changed_in_place(array):
     """Note that ``array``'s memory (and so every view of it) was just changed in place."""
     _InPlace.clock += 1
-    _InPlace.changed[id(array if array.base is None else array.base)] = _InPlace.clock
+    _InPlace.changed[id(_memory_of(array))] = _InPlace.clock
 
 
 def _check_saved_unchanged(node):
@@ -147,8 +152,7 @@ def _check_saved_unchanged(node):
     for item in node.saved:
         array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)
         if isinstance(array, np.ndarray):
-            owner = array if array.base is None else array.base
-            if _InPlace.changed.get(id(owner), -1) > node.made_at:
+            if _InPlace.changed.get(id(_memory_of(array)), -1) > node.made_at:
                 raise RuntimeError(CHANGED_MESSAGE.format(
                     shape=list(array.shape), dtype=array.dtype, node=node.name()))
 
@@ -305,8 +309,8 @@ def _unshared(deliveries, grads):
     """For each delivered gradient: does nothing else refer to its memory? Such an array can
     become ``.grad`` without a copy (PyTorch, too, keeps a gradient nobody else holds); one
     the caller passed in, or one that two tensors received, is copied."""
-    memory = [id(grad if grad.base is None else grad.base) for _, grad in deliveries]
-    uses = {id(grad if grad.base is None else grad.base): 1 for grad in grads}
+    memory = [id(_memory_of(grad)) for _, grad in deliveries]
+    uses = {id(_memory_of(grad)): 1 for grad in grads}
     for key in memory:
         uses[key] = uses.get(key, 0) + 1
     return [uses[key] == 1 for key in memory]
