@@ -6,7 +6,8 @@ machine noise hits all three alike:
   * the per-op cost of a 200-op scalar chain, forward and backward;
   * backward time against graph size (10^3 .. 10^5 nodes): it must grow linearly;
   * peak memory of one step (tracemalloc: minigrad and numpy; PyTorch's allocator is not
-    visible to it).
+    visible to it);
+  * where a step's time goes: zero_grad, forward and loss, backward, optimizer step.
 Before any timing, the three contenders run the same steps from the same weights and
 their losses must agree. Results go to stdout, benchmarks/results/latest.json and the chart
 figures/benchmark.svg (shown in chapter 11).
@@ -56,16 +57,21 @@ def batch(sizes, n, seed=1):
             rng.integers(0, sizes[2], n))
 
 
-def library_step_fn(lib, sizes, weights, x, y):
-    """One SGD step of the MLP written once, for ``lib`` = minigrad or torch."""
+def library_setup(lib, sizes, weights, x, y):
+    """The MLP, its optimizer, its loss and the batch, written once for ``lib`` = minigrad
+    or torch."""
     nn = lib.nn
     model = nn.Sequential(nn.Linear(sizes[0], sizes[1]), nn.ReLU(), nn.Linear(sizes[1], sizes[2]))
     with lib.no_grad():
         for p, w in zip(model.parameters(), weights):
             p.copy_(lib.tensor(w.astype(np.float32)))
     opt = lib.optim.SGD(model.parameters(), lr=LR)
-    loss_fn = nn.CrossEntropyLoss()
-    xs, ys = lib.tensor(x), lib.tensor(y)
+    return model, opt, nn.CrossEntropyLoss(), lib.tensor(x), lib.tensor(y)
+
+
+def library_step_fn(lib, sizes, weights, x, y):
+    """One SGD step of the MLP, for ``lib`` = minigrad or torch."""
+    model, opt, loss_fn, xs, ys = library_setup(lib, sizes, weights, x, y)
 
     def step():
         opt.zero_grad()
@@ -153,6 +159,52 @@ def bench_mlps(rounds):
     return rows
 
 
+PHASES = ("zero_grad", "forward+loss", "backward", "step")
+
+
+def library_phases_fn(lib, sizes, weights, x, y):
+    """The same step, returning the seconds each of its four phases took."""
+    model, opt, loss_fn, xs, ys = library_setup(lib, sizes, weights, x, y)
+    clock = time.perf_counter
+
+    def step():
+        t0 = clock()
+        opt.zero_grad()
+        t1 = clock()
+        loss = loss_fn(model(xs), ys)
+        t2 = clock()
+        loss.backward()
+        t3 = clock()
+        opt.step()
+        t4 = clock()
+        loss.item()
+        return (t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+    return step
+
+
+def bench_phases(rounds):
+    """Where a step's time goes, per library: median per phase over interleaved rounds.
+    The hand-written numpy step has no such phases; its whole step is the yardstick."""
+    libraries = {"minigrad": mg} if torch is None else {"minigrad": mg, "pytorch": torch}
+    rows = []
+    for sizes, n in MLPS:
+        weights = initial_weights(sizes)
+        x, y = batch(sizes, n)
+        steps = {name: library_phases_fn(lib, sizes, weights, x, y)
+                 for name, lib in libraries.items()}
+        repeat = max(1, int(2000 / (sizes[0] * sizes[1] / 64 + 10)))
+        samples = {name: [] for name in steps}
+        for _ in range(rounds):
+            for name, step in steps.items():
+                totals = np.sum([step() for _ in range(repeat)], axis=0)
+                samples[name].append(totals / repeat)
+        for name, values in samples.items():
+            medians = np.median(values, axis=0) * 1e6
+            rows.append({"model": "-".join(map(str, sizes)), "library": name,
+                         **{f"{phase}_us": float(t) for phase, t in zip(PHASES, medians)}})
+    return rows
+
+
 def bench_chain(rounds, length=200):
     """Per-op time of a scalar chain: length ops forward, then backward."""
     def chain(lib):
@@ -206,6 +258,17 @@ def bench_memory():
 
 def ratio(a, b):
     return f"{a / b:5.2f}" if b else "  n/a"
+
+
+def report_phases(phases, mlps):
+    numpy_us = {row["model"]: row["numpy_us"] for row in mlps}
+    print("\nWhere one step's time goes (median per phase; numpy = the whole hand-written step):")
+    print(f"{'model':>12} {'library':>9} " + " ".join(f"{p:>13}" for p in PHASES)
+          + f" {'numpy':>9}")
+    for row in phases:
+        print(f"{row['model']:>12} {row['library']:>9} "
+              + " ".join(f"{row[p + '_us']:>11.1f}us" for p in PHASES)
+              + f" {numpy_us[row['model']]:>7.1f}us")
 
 
 def report(mlps, chain, scaling, memory):
@@ -262,11 +325,14 @@ def main():
     chain = bench_chain(args.rounds)
     scaling = bench_backward_scaling()
     memory = bench_memory()
+    phases = bench_phases(args.rounds)
     report(mlps, chain, scaling, memory)
+    report_phases(phases, mlps)
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     (out / "latest.json").write_text(json.dumps(
-        {"mlps": mlps, "chain": chain, "scaling": scaling, "memory": memory}, indent=2))
+        {"mlps": mlps, "chain": chain, "scaling": scaling, "memory": memory,
+         "phases": phases}, indent=2))
     if not args.no_chart:
         chart(mlps, chain, ROOT / "figures" / "benchmark.svg")
 
