@@ -224,9 +224,10 @@ class GradcheckError(RuntimeError):
 
 
 def _numerical_jacobian(func, inputs, index, eps):
-    """d outputs / d inputs[index] by central differences, one column per input element."""
+    """d outputs / d inputs[index] by central differences: one row per input element, one
+    column per output element (PyTorch's layout)."""
     target = inputs[index]._data
-    columns = []
+    rows = []
     with no_grad():
         for k in range(target.size):
             flat = target.reshape(-1)
@@ -236,9 +237,9 @@ def _numerical_jacobian(func, inputs, index, eps):
             flat[k] = original - eps
             minus = _as_outputs(func(*inputs))
             flat[k] = original
-            columns.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1)
-                                           for p, m in zip(plus, minus)]))
-    return np.stack(columns, axis=1) if columns else np.zeros((0, 0))
+            rows.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1)
+                                        for p, m in zip(plus, minus)]))
+    return np.stack(rows) if rows else np.zeros((0, 0))
 
 
 def _as_outputs(result):
@@ -267,10 +268,10 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
     for i in checked:
         numerical = _numerical_jacobian(func, inputs, i, eps)
         analytical = np.zeros_like(numerical)
-        row = 0
+        column = 0
         for out, size in zip(outputs, sizes):
             if not out.requires_grad:
-                row += size
+                column += size
                 continue
             for k in range(size):
                 seed = np.zeros(out.shape)
@@ -278,14 +279,14 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                 (g,) = grad([out], [inputs[i]], [_wrap(seed.astype(out._data.dtype))],
                             retain_graph=True, allow_unused=True)
                 if g is not None:
-                    analytical[row + k] = g._data.reshape(-1)
-            row += size
+                    analytical[:, column + k] = g._data.reshape(-1)
+            column += size
         if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
             if not raise_exception:
                 return False
             raise GradcheckError(
                 f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                f"numerical:{numerical}\nanalytical:{analytical}\n")
+                f"numerical:{_wrap(numerical)!r}\nanalytical:{_wrap(analytical)!r}\n")
     return True
 
 

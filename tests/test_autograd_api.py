@@ -141,6 +141,32 @@ def test_gradcheck_accepts_correct_and_rejects_wrong_backward():
     assert gradcheck(WrongExp.apply, (x,), raise_exception=False) is False
 
 
+def _scaled_pair_function(lib):
+    """x in R^3 -> (x0 x1, x2^3), with a backward that is 1.5 times too big."""
+    class Scaled(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return lib.stack([x[0] * x[1], x[2] ** 3])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return lib.stack([g[0] * x[1], g[0] * x[0], g[1] * 3 * x[2] ** 2]) * 1.5
+    return Scaled.apply
+
+
+def test_gradcheck_reports_the_jacobian_as_pytorch_does(torch):
+    """One row per input element, one column per output element, printed as tensors."""
+    messages = []
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(Exception, match="Jacobian mismatch") as error:
+            lib.autograd.gradcheck(_scaled_pair_function(lib), (x,))
+        messages.append(str(error.value).replace(lib.__name__ + ".", ""))
+    assert messages[0] == messages[1]
+
+
 def test_gradcheck_restores_inputs():
     x = mg.randn(4, dtype=mg.float64, requires_grad=True)
     before = x.detach().numpy().copy()

@@ -55,11 +55,16 @@ def test_prediction_accepts_the_models_output():
         assert ch00.check_prediction(model(mg.tensor([[3.0]])), model)
 
 
+def test_prediction_of_one_sample_without_a_batch_is_accepted():
+    model = trained_model()  # nn.Linear takes (1,) as PyTorch does, and answers with (1,)
+    assert ch00.check_prediction(model(mg.tensor([3.0])), model)
+
+
 def test_prediction_rejects_wrong_answers():
     model = trained_model()
     assert not ch00.check_prediction(model(mg.tensor([[4.0]])), model)
-    flat = ch00.check_prediction(model(mg.tensor([3.0])), model)  # shape (1,), not (1, 1)
-    assert not flat and "shape" in text(flat)
+    flat = ch00.check_prediction(model(mg.tensor([4.0])), model)  # one sample, no batch
+    assert not flat
     number = ch00.check_prediction(7.0, model)
     assert not number and "float" in text(number)
     assert "no answer yet" in text(ch00.check_prediction(None, model))

@@ -6,6 +6,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
+from minigrad.nn import functional as F
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch07
 
@@ -174,6 +175,16 @@ def test_other_wrong_log_softmax_versions_are_rejected():
         result = ch07.check_stable_log_softmax(function)
         assert not result, function.__name__
         assert repr(result).startswith("✗")
+
+
+def test_stable_log_softmax_that_calls_the_built_in_is_rejected():
+    for function in (lambda t: t.log_softmax(-1), lambda t: F.log_softmax(t, dim=-1),
+                     lambda t: t.softmax(dim=-1).log(), lambda t: nn.LogSoftmax(dim=-1)(t)):
+        result = ch07.check_stable_log_softmax(function)
+        assert not result
+        assert "not softmax or log_softmax" in repr(result)
+    # the built-ins work again afterwards
+    np.testing.assert_allclose(mg.tensor([0.0, 0.0]).log_softmax(0).numpy(), np.log([0.5, 0.5]))
 
 
 def test_stable_log_softmax_missing():

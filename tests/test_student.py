@@ -41,6 +41,21 @@ def test_every_chapter_has_exercises_with_solutions():
                 f"{path.name}: a solution cell is not collapsed"
 
 
+def test_slides_reveal_a_solution_only_after_its_question():
+    """In a deck (and in JupyterLab's slide mode) a solution is a fragment or a slide of its
+    own, never shown together with the question it answers."""
+    for path in NOTEBOOKS:
+        for cell in tagged(json.loads(path.read_text()), "solution"):
+            kind = cell["metadata"].get("slideshow", {}).get("slide_type")
+            assert kind in ("fragment", "subslide", "slide"), f"{path.name}: {kind!r}"
+
+
+def test_stubs_stay_on_their_question_slide(student):
+    for copy in student.values():
+        for cell in tagged(copy, "exercise"):
+            assert cell["metadata"]["slideshow"]["slide_type"] != "fragment"
+
+
 def test_no_solution_survives(student):
     for path in NOTEBOOKS:
         original = json.loads(path.read_text())

@@ -64,15 +64,16 @@ def backward_steps(root):
 
 
 def accumulation_states(actions=("backward", "backward", "backward", "zero_")):
-    """The seed example for real: x = 2, z = 3x², then each action in turn.
-    Returns x.grad after each action (None before the first backward)."""
+    """The seed example for real: x = 2, then each action in turn; "backward" computes
+    z = 3x² afresh and runs z.backward(). Returns x.grad after each action (None before the
+    first backward)."""
     from .. import creation
     x = creation.tensor([2.0], requires_grad=True)
-    z = (x * x) * 3
     states = []
     for action in actions:
         if action == "backward":
-            z.backward(retain_graph=True)
+            z = 3 * x * x
+            z.backward()
         elif action == "zero_":
             if x.grad is not None:
                 x.grad.zero_()

@@ -53,17 +53,18 @@ def backward_stepper(root, names=None, view="tensors"):
 
 
 def accumulation_demo():
-    """Press ``backward()`` and watch ``x.grad`` go 12, 24, 36; press ``zero_()`` to reset.
-    The tensors are real: x = 2, z = 3 * x * x, backward with retain_graph=True."""
+    """Press the backward button and watch ``x.grad`` go 12, 24, 36; press ``zero_()`` to
+    reset. The tensors are real: x = 2, and each press computes z = 3 * x * x afresh and
+    runs ``z.backward()``, as each step of a training loop does."""
     from .. import tensor as make_tensor
     state = {}
 
     def reset():
         state["x"] = make_tensor([2.0], requires_grad=True)
-        state["z"] = state["x"] * state["x"] * 3
         state["history"] = []
 
-    backward = widgets.Button(description="z.backward()", button_style="primary")
+    backward = widgets.Button(description="z = 3*x*x; z.backward()", button_style="primary",
+                              layout=widgets.Layout(width="210px"))
     zero = widgets.Button(description="x.grad.zero_()", button_style="warning")
     restart = widgets.Button(description="start again")
     shown = widgets.HTML()
@@ -75,8 +76,10 @@ def accumulation_demo():
                        f"<div style='color: #555'>{lines}</div>")
 
     def on_backward(_):
-        state["z"].backward(retain_graph=True)
-        state["history"].append(f"backward() → x.grad = {state['x'].grad!r}")
+        x = state["x"]
+        z = 3 * x * x
+        z.backward()
+        state["history"].append(f"z.backward() → x.grad = {x.grad!r}")
         refresh()
 
     def on_zero(_):

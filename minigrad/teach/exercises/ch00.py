@@ -32,8 +32,9 @@ def check_product(product):
 
 
 def check_prediction(prediction, model):
-    """Exercise 2: ``prediction`` is what the trained ``model`` says for x = 3, as a tensor
-    of shape (1, 1): a batch of one sample with one feature."""
+    """Exercise 2: ``prediction`` is what the trained ``model`` says for x = 3: a tensor of
+    shape (1, 1) from a batch of one sample with one feature, or of shape (1,) from one
+    sample given without a batch dimension (``nn.Linear`` takes both, as in PyTorch)."""
     name = "prediction"
     if _no_answer(prediction):
         return check(name, prediction, 7.0)
@@ -41,8 +42,9 @@ def check_prediction(prediction, model):
         return CheckResult(False, f"{name}: {prediction!r} is of type "
                                   f"{type(prediction).__name__}, not a tensor: keep what the "
                                   "model returns.")
+    x = [3.0] if tuple(prediction.shape) == (1,) else [[3.0]]
     with no_grad():
-        expected = model(creation.tensor([[3.0]]))
+        expected = model(creation.tensor(x))
     return check(name, prediction, expected, tol=1e-5,
                  hint="give the model a batch of one sample with one feature, x = 3, and "
                       "keep its output as it is.")

@@ -138,11 +138,32 @@ def _log_softmax_cases():
     ]
 
 
+def _refusing_softmax(function):
+    """``function``, run with ``Tensor.softmax`` and ``Tensor.log_softmax`` switched off
+    (``F.softmax``, ``F.log_softmax`` and ``nn.Softmax`` go through them): the exercise is to
+    build log-softmax by hand, so an answer that calls the built-in one must not pass."""
+    if not callable(function):
+        return function
+
+    def refuse(self, *args, **kwargs):
+        raise RuntimeError("this exercise builds log-softmax by hand: use max, exp, sum and "
+                           "log, not softmax or log_softmax")
+
+    def guarded(*args):
+        built_in = Tensor.softmax, Tensor.log_softmax
+        Tensor.softmax = Tensor.log_softmax = refuse
+        try:
+            return function(*args)
+        finally:
+            Tensor.softmax, Tensor.log_softmax = built_in
+    return guarded
+
+
 def check_stable_log_softmax(stable_log_softmax):
     """Exercise 4: a log-softmax over the last dimension that gives finite, right values
-    for any logits, including ±1000."""
+    for any logits, including ±1000, without calling softmax or log_softmax."""
     return check_function(
-        "stable_log_softmax", stable_log_softmax, _reference_log_softmax,
+        "stable_log_softmax", _refusing_softmax(stable_log_softmax), _reference_log_softmax,
         _log_softmax_cases(), tol=1e-5,
         hint="exp of a big logit overflows and a tiny probability's log is -inf: shift each "
              "row before exp (keepdim=True keeps the shapes broadcastable), and take the log "
