@@ -46,7 +46,8 @@ endif
 notebooks: setup  ## re-execute every notebook in place (after a change to what the package prints)
 	$(PY) -c "import matplotlib.pyplot"
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
+		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
+		--NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor $(NOTEBOOKS)
 
 figures: setup
 	$(PY) -m minigrad.teach.figures figures

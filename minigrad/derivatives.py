@@ -542,6 +542,10 @@ class IndexPutBackward0(Node):
         return grad_self, grad_value
 
 
+# PyTorch's name when the key is basic (ints and slices): the value is copied into a slice.
+CopySlices = type("CopySlices", (IndexPutBackward0,), {"__slots__": ()})
+
+
 class StackBackward0(Node):
     __slots__ = ("dim",)
 

@@ -62,12 +62,17 @@ class set_grad_enabled:
 
 
 class _GradModeContext:
-    """Base of ``no_grad`` / ``enable_grad``: a context manager that is also a decorator."""
+    """Base of ``no_grad`` / ``enable_grad``: a context manager that is also a decorator,
+    with or without parentheses (``@no_grad()`` or ``@no_grad``)."""
     mode = True
 
-    def __init__(self, func=None):
+    def __new__(cls, func=None):
+        if func is not None:  # @no_grad without parentheses: decorate func right away
+            return cls()(func)
+        return super().__new__(cls)
+
+    def __init__(self):
         self.prev = []
-        self._func = func
 
     def __enter__(self):
         self.prev.append(_GradMode.enabled)

@@ -80,6 +80,8 @@ def load(f, map_location=None, weights_only=True):
               "must be converted first)")
     try:
         archive = np.load(f, allow_pickle=False)
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise  # the path is wrong, not the file's format: say so as Python and PyTorch do
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as error:
         raise ValueError(f"{refuse} ({error})") from None
     if not isinstance(archive, np.lib.npyio.NpzFile) or _MARKER not in archive.files:

@@ -71,6 +71,19 @@ LEAF_INPLACE = (
     "To change a parameter by hand, do it without recording: `with minigrad.no_grad(): "
     "w -= lr * w.grad` (that is what optimizer.step() does).")
 
+VIEW_INPLACE = (
+    "an in-place operation on a view of another tensor's memory (a slice x[...], x.T, "
+    "x.view(...), x.squeeze(), ...) cannot be recorded for backward: minigrad does not track "
+    "how the change reaches the tensor it views, so that tensor's gradient would be wrong. "
+    "Work out of place (y = x[:2] * 0), or assign through the tensor that owns the memory "
+    "(h[:2] = 0), which minigrad records.")
+
+# PyTorch's old names for tensors of each dtype, as t.type() prints them.
+_LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
+                      "float16": "HalfTensor", "int64": "LongTensor", "int32": "IntTensor",
+                      "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
+                      "bool": "BoolTensor"}
+
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
 
@@ -418,10 +431,17 @@ class Tensor:
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def __float__(self):
-        return float(self.item())
+        return float(self._one_element())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._one_element())
+
+    def _one_element(self):
+        if self._data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars "
+                             f"(this one has {self._data.size}): pick one with t[i], or "
+                             "use .tolist()")
+        return self._data.reshape(()).item()
 
     def __index__(self):
         if self._data.dtype.kind not in "iub":
@@ -497,7 +517,7 @@ class Tensor:
 
     def type(self, dtype=None):
         if dtype is None:
-            return f"minigrad.{self.dtype.name.capitalize()}Tensor"
+            return f"minigrad.{_LEGACY_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
         return self.to(dtype)
 
     def float(self):
@@ -929,7 +949,14 @@ class Tensor:
         return out
 
     def contiguous(self):
-        return self
+        """``self`` if its memory is laid out row by row, else such a copy (PyTorch's fix
+        before ``.view`` of a transposed tensor)."""
+        if self._data.flags.c_contiguous:
+            return self
+        return self.clone()
+
+    def is_contiguous(self):
+        return bool(self._data.flags.c_contiguous)
 
     # ----------------------------------------------------------------- reductions
 
@@ -1059,6 +1086,9 @@ class Tensor:
 
     def reshape(self, *shape):
         shape = _shape_args(shape)
+        if shape.count(-1) > 1:
+            raise RuntimeError(f"only one dimension can be inferred: shape {list(shape)} has "
+                               f"{shape.count(-1)} entries -1")
         try:
             value = self._data.reshape(shape)
         except ValueError:
@@ -1209,59 +1239,69 @@ class Tensor:
         return out
 
     def __setitem__(self, key, value):
-        index, _ = _to_index(key)
+        index, basic = _to_index(key)
         t = value if isinstance(value, Tensor) else None
-        if _needs_grad(self, t):
-            if self.is_leaf and self._requires_grad:
-                raise RuntimeError(LEAF_INPLACE)
-            # Record t[key] = value as a new node; rebinding keeps earlier saved arrays intact.
-            new = self._data.copy()
-            new[index] = value._data if t is not None else value
-            node = d.IndexPutBackward0(_edges(self, t), index,
-                                       t.shape if t is not None else ())
-            self._data = new
+        v = value._data if t is not None else value
+        recorded = self._check_inplace(t)
+        if recorded:
+            node_class = d.CopySlices if basic else d.IndexPutBackward0
+            node = node_class(_edges(self, t), index, t.shape if t is not None else ())
+        try:
+            self._data[index] = v
+        except ValueError as error:
+            raise RuntimeError(f"cannot assign a value of shape {list(np.shape(v))} to "
+                               f"x[{key!r}], which has shape {list(self._data[index].shape)} "
+                               f"({error})") from None
+        mark_changed_in_place(self._data)  # a node that saved the old values refuses backward
+        if recorded:
             self._set_grad_fn(node)
-            return
-        self._data[index] = value._data if t is not None else value
-        mark_changed_in_place(self._data)
 
     # ----------------------------------------------------------------- in-place updates
 
     def _check_inplace(self, other=None):
-        """True when the update must be recorded in the graph; raises for a leaf that
-        requires grad (PyTorch's rule: nothing changes, and the error says what to do)."""
+        """True when the update must be recorded in the graph. Raises for a leaf that
+        requires grad (PyTorch's rule: nothing changes, and the error says what to do) and
+        for a view, whose change minigrad could not record in the tensor it views."""
         t = other if isinstance(other, Tensor) else None
         if not _needs_grad(self, t):
             return False
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
+        if self._data.base is not None:
+            raise RuntimeError(VIEW_INPLACE)
         return True
 
-    def _rebind(self, result):
-        """Make ``self`` the recorded result of an in-place op on a tensor in the graph.
-
-        The old array is left untouched (other nodes may have saved it), so gradients stay
-        correct; the tensor object now holds the new values and the new grad_fn."""
+    def _record_in_place(self, compute):
+        """An in-place op on a tensor in the graph, as PyTorch does it: the values change in
+        the tensor's own memory (views of it see them), the tensor gets the op's node, and a
+        node that saved the old values refuses backward afterwards. ``compute`` receives the
+        old values as a tensor of their own (a copy, kept by the new node) and returns the
+        result; nothing changes if it raises."""
+        result = compute(_wrap(self._data.copy(), self._grad_fn))
         if result._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(result.shape)}")
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
                                f"output type {self.dtype}")
-        self._data = result._data.astype(self._data.dtype, copy=False)
+        np.copyto(self._data, result._data, casting="unsafe")
+        mark_changed_in_place(self._data)
         self._set_grad_fn(result._grad_fn)
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
         if self._check_inplace(other):
-            return self._rebind(out_of_place(self, other))
+            return self._record_in_place(lambda before: out_of_place(before, other))
         b = other._data if isinstance(other, Tensor) else other
         try:
             ufunc(self._data, b, out=self._data, casting="same_kind")
         except ValueError:
+            try:
+                shape = np.broadcast_shapes(self._data.shape, np.shape(b))
+            except ValueError:
+                raise _broadcast_error(self._data, b, name) from None
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(np.broadcast_shapes(self._data.shape, np.shape(b)))}"
-                               f" in {name}") from None
+                               f"broadcast shape {list(shape)} in {name}") from None
         except TypeError:
             raise RuntimeError(f"result type of {name} with {type(other).__name__} can't be "
                                f"cast to the desired output type {self.dtype}") from None
@@ -1300,7 +1340,7 @@ class Tensor:
 
     def clamp_(self, min=None, max=None):
         if self._check_inplace():
-            return self._rebind(self.clamp(min, max))
+            return self._record_in_place(lambda before: before.clamp(min, max))
         np.clip(self._data, min, max, out=self._data)
         mark_changed_in_place(self._data)
         return self
@@ -1312,18 +1352,19 @@ class Tensor:
     def fill_(self, value):
         if isinstance(value, Tensor):
             value = value.item()
-        if self._check_inplace():
+        recorded = self._check_inplace()
+        if recorded:
             node = (d.ZeroBackward0 if value == 0 else d.FillBackward0)((_edge(self),))
-            self._data = np.full_like(self._data, value)
-            return self._set_grad_fn(node)
         self._data.fill(value)
         mark_changed_in_place(self._data)
+        if recorded:
+            self._set_grad_fn(node)
         return self
 
     def copy_(self, src):
         src_t = src if isinstance(src, Tensor) else tensor_from(src)
         if self._check_inplace(src_t):
-            return self._rebind(src_t.expand(self.shape).to(self.dtype) * 1)
+            return self._record_in_place(lambda _: src_t.expand(self.shape).to(self.dtype) * 1)
         try:
             np.copyto(self._data, src_t._data, casting="unsafe")
         except ValueError:

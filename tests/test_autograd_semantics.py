@@ -156,6 +156,46 @@ def test_in_place_on_a_non_leaf_is_recorded(torch):
     assert results[0] == results[1]
 
 
+def test_in_place_on_a_result_changes_its_memory_like_pytorch(torch):
+    """Views of a result see an in-place change of it, and the gradient of an in-place op
+    that needs the old values (mul_ by a tensor that requires grad) uses the old values."""
+    results = []
+    for lib in (mg, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = lib.tensor([0.5, -1.0, 2.0], requires_grad=True)
+        h = a * 1
+        v = h.view(3)
+        h.mul_(w)
+        h.add_(1)
+        (h * h).sum().backward()
+        results.append((v.tolist(), a.grad.tolist(), w.grad.tolist(), h.grad_fn.name()))
+    assert results[0] == results[1]
+
+
+def test_in_place_on_a_view_in_the_graph_is_refused_and_changes_nothing():
+    a = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = a * 1
+    for change in (lambda: h[:2].mul_(0), lambda: h.view(3, 1).add_(1),
+                   lambda: a[:2].add_(1), lambda: h.T.clamp_(0, 1)):
+        with pytest.raises(RuntimeError, match="view of another tensor's memory"):
+            change()
+    assert h.tolist() == [1.0, 2.0, 3.0] and a.tolist() == [1.0, 2.0, 3.0]
+    with mg.no_grad():  # nothing to record: views share memory as in numpy and PyTorch
+        h[:2].mul_(0)
+    assert h.tolist() == [0.0, 0.0, 3.0]
+
+
+def test_in_place_shape_errors_are_runtime_errors_that_name_the_shapes():
+    w = mg.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match .* \(2\)"):
+        w -= mg.ones(2)
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
+        w += mg.ones(2, 3)
+    with pytest.raises(RuntimeError, match=r"shape \[2\] to x\[0\], which has shape \[3\]"):
+        mg.zeros(2, 3)[0] = mg.ones(2)
+    assert w.tolist() == [1.0, 2.0, 3.0]
+
+
 def test_setitem_on_a_non_leaf_is_recorded(torch):
     results = []
     for lib in (mg, torch):
@@ -456,6 +496,22 @@ def _changed_after_saving(lib, case):
     elif case == "an unrelated tensor":
         loss = (w * x).sum()
         lib.tensor([0.0]).add_(1)
+    elif case == "a result in the graph, with grad on":
+        b = w * 2
+        loss = (b * b).sum()
+        b.mul_(3)
+    elif case == "an op's output, with grad on":
+        s = w.sigmoid()
+        s.mul_(2)
+        loss = s.sum()
+    elif case == "a result, through setitem":
+        h = w * 1
+        loss = (h * h).sum()
+        h[0] = 5.0
+    elif case == "a result nothing saved, with grad on":
+        h = w * 1
+        loss = (h + x).sum()
+        h.add_(1)
     before = None if w.grad is None else w.grad.clone()
     try:
         loss.backward()
@@ -467,7 +523,9 @@ def _changed_after_saving(lib, case):
 
 CHANGED_CASES = ["data a node saved", "a view of it", "an op's own output",
                  "a parameter, by optimizer.step()", "data nothing saved",
-                 "data changed before the forward pass", "an unrelated tensor"]
+                 "data changed before the forward pass", "an unrelated tensor",
+                 "a result in the graph, with grad on", "an op's output, with grad on",
+                 "a result, through setitem", "a result nothing saved, with grad on"]
 
 
 @pytest.mark.parametrize("case", CHANGED_CASES)

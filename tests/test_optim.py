@@ -153,3 +153,22 @@ def test_closure_is_called_with_grad_enabled():
     with mg.no_grad():
         loss = opt.step(closure)
     assert loss.item() == 9.0 and w.item() == pytest.approx(3.0 - 0.1 * 6.0)
+
+
+def test_frozen_parameters_are_accepted_and_left_alone(torch):
+    """Freezing a layer (requires_grad_(False)) and handing every parameter to the optimizer
+    is a common pattern: PyTorch accepts it, and the frozen ones never move."""
+    results = []
+    for lib in (mg, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Linear(4, 2))
+        for p in model[0].parameters():
+            p.requires_grad_(False)
+        frozen = [p.detach().clone() for p in model[0].parameters()]
+        opt = lib.optim.SGD(model.parameters(), lr=0.1)
+        opt.zero_grad()
+        model(lib.ones(5, 3)).sum().backward()
+        opt.step()
+        assert all(bool((p == q).all()) for p, q in zip(model[0].parameters(), frozen))
+        results.append([p.grad is None for p in model.parameters()])
+    assert results[0] == results[1] == [True, True, False, False]

@@ -1,5 +1,6 @@
 """The project's own files agree with each other."""
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -56,3 +57,13 @@ def test_core_imports_no_plotting_or_widget_library():
 def test_graph_layer_knows_nothing_of_tensor():
     text = (ROOT / "minigrad" / "graph.py").read_text()
     assert not re.search(r"^\s*(from|import) .*tensor", text, re.M)
+
+
+def test_stored_outputs_print_each_cell_in_one_piece():
+    """A cell's prints are one output, however the kernel happened to flush them (make
+    notebooks coalesces them): a split output renders with gaps and changes slide heights."""
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            kinds = [(o["output_type"], o.get("name")) for o in cell.get("outputs", [])]
+            assert not any(k == nxt and k[0] == "stream" for k, nxt in zip(kinds, kinds[1:])), \
+                f"{path.name} cell {i}: one print split into several outputs"

@@ -31,6 +31,16 @@ def tanh(input):
     return input.tanh()
 
 
+def _expect_tensor(function, name, position, value):
+    """PyTorch's TypeError for an argument that is not a tensor (a numpy array, a list)."""
+    if not isinstance(value, Tensor):
+        kind = type(value)
+        kind = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise TypeError(f"{function}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {kind}: convert it first with minigrad.tensor(...)"
+                        " (minigrad.from_numpy(...) shares a numpy array's memory)")
+
+
 def _implicit_dim(input, dim, name):
     if dim is not None:
         return dim
@@ -56,6 +66,7 @@ def linear(input, weight, bias=None):
 
     A batch (N, in) is one fused node; other shapes are viewed as such a batch and back,
     as PyTorch does (so their grad_fn is ViewBackward0)."""
+    _expect_tensor("linear", "input", 1, input)
     x, w = input._data, weight._data
     if x.dtype != w.dtype:
         raise RuntimeError(
@@ -83,6 +94,12 @@ def linear(input, weight, bias=None):
         return _wrap(value, d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
     return _wrap(value, d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
                                          x, w_t, bias._data.shape))
+
+
+def _check_class_weight(weight, classes):
+    if weight is not None and tuple(weight.shape) != (classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {classes} classes or "
+                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
 
 
 def _check_reduction(reduction):
@@ -121,6 +138,7 @@ class MseLossBackward0(Node):
 
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum, or none) of the squared differences."""
+    _expect_tensor("mse_loss", "input", 1, input)
     _check_reduction(reduction)
     if not isinstance(target, Tensor):
         target = _wrap(np.asarray(target, dtype=input._data.dtype))
@@ -165,20 +183,39 @@ class NllLossBackward0(Node):
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of class indices, given log-probabilities (N, C, ...)."""
+    _expect_tensor("nll_loss", "input", 1, input)
+    _expect_tensor("nll_loss", "target", 2, target)
     _check_reduction(reduction)
-    if target._data.dtype.kind not in "iu":
+    if target._data.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}: class indices "
-                           "must be integers (use target.long()), or pass class probabilities "
+                           "are int64 tensors (use target.long()), or pass class probabilities "
                            "with the same shape as the input")
     if input.ndim == 1:  # one unbatched sample: (C,) with a 0-d target
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.numel() != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.numel()} (a batch of samples is an input of shape (N, C))")
         losses = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
         return losses.squeeze(0) if reduction == "none" else losses
     logp, labels = input._data, target._data
+    _check_class_weight(weight, logp.shape[1])
     if weight is None and ignore_index < 0 and logp.ndim == 2 and labels.ndim == 1:
         fast = _nll_loss_batch(input, logp, labels, reduction)
         if fast is not None:
             return fast
     if labels.shape != logp.shape[:1] + logp.shape[2:]:
+        if labels.shape == logp.shape:
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {target.dtype}: one-hot targets are "
+                               "probabilities (target.float()), or take their class indices "
+                               "with target.argmax(1)")
+        if labels.ndim == logp.ndim == 2 and labels.shape[1] == 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported: "
+                               f"targets of shape {list(labels.shape)} need .squeeze(1)")
+        if labels.ndim and labels.shape[0] != logp.shape[0]:
+            raise ValueError(f"Expected input batch_size ({logp.shape[0]}) to match target "
+                             f"batch_size ({labels.shape[0]}).")
         raise ValueError(f"Expected target of shape {list(logp.shape[:1] + logp.shape[2:])} for "
                          f"input of shape {list(input.shape)}, got {list(target.shape)}")
     classes = logp.shape[1]
@@ -258,6 +295,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     probabilities (same shape as the input). Stable for any logits: it works in log space."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    _expect_tensor("cross_entropy", "input", 1, input)
     _check_reduction(reduction)
     if not isinstance(target, Tensor):
         target = _wrap(np.asarray(target))
@@ -281,6 +319,7 @@ def _cross_entropy_probs(input, target, weight, reduction):
     if input.ndim == 1:  # one unbatched sample
         losses = _cross_entropy_probs(input.unsqueeze(0), target.unsqueeze(0), weight, reduction)
         return losses.squeeze(0) if reduction == "none" else losses
+    _check_class_weight(weight, input.shape[1])
     z, t, _ = input._operands(target)
     shifted = z - _max_keepdim(z, 1)  # log-sum-exp never overflows
     exp = np.exp(shifted)

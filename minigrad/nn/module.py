@@ -49,13 +49,15 @@ class Module:
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call: "
                                      "call super().__init__() first in your __init__")
-            self._forget(name)
+            if name not in params:  # a new name; a parameter replaced keeps its place
+                self._forget(name)
             params[name] = value
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call: "
                                      "call super().__init__() first in your __init__")
-            self._forget(name)
+            if name not in self._modules:
+                self._forget(name)
             self._modules[name] = value
         elif params is not None and name in params:
             if value is not None:
@@ -262,12 +264,17 @@ class Module:
     # ------------------------------------------------------------------ state dict
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """Every parameter and buffer by dotted name, sharing memory with the model."""
+        """Every parameter and buffer by dotted name, sharing memory with the model: a
+        module's own parameters, then its buffers, then its children's, as in PyTorch (a
+        tensor shared by two layers appears under both names)."""
         state = OrderedDict() if destination is None else destination
-        for name, value in self.named_parameters(prefix=prefix.rstrip(".")):
-            state[name] = value if keep_vars else value.detach()
-        for name, value in self.named_buffers(prefix=prefix.rstrip(".")):
-            state[name] = value if keep_vars else value.detach()
+        for registry in (self._parameters, self._buffers):
+            for name, value in registry.items():
+                if value is not None:
+                    state[prefix + name] = value if keep_vars else value.detach()
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(state, prefix + name + ".", keep_vars)
         return state
 
     def load_state_dict(self, state_dict, strict=True, assign=False):
@@ -275,6 +282,9 @@ class Module:
 
         Everything is checked first (names when ``strict``, shapes always); if anything
         is wrong, nothing is copied and the error lists every problem."""
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}: pass "
+                            "other_model.state_dict() (or what minigrad.load returned)")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

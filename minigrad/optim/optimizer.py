@@ -53,9 +53,6 @@ class Optimizer:
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor: optimize the leaves it was "
                                  "computed from, or use t.detach().requires_grad_()")
-            if not p.requires_grad:
-                raise ValueError("optimizing a parameter that doesn't require gradients: "
-                                 "create it with requires_grad=True")
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(f"parameter group didn't specify a value of required "

@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from ..creation import randperm
+from ..random import Generator
 from ..tensor import Tensor, _wrap, stack
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader",
@@ -111,10 +112,11 @@ def default_collate(samples):
         return _wrap(np.array(samples, dtype=dtype))
     if isinstance(first, dict):
         return {key: default_collate([s[key] for s in samples]) for key in first}
-    if isinstance(first, (tuple, list)):
-        return type(first)(default_collate(list(field)) for field in zip(*samples)) \
-            if isinstance(first, tuple) else [default_collate(list(f)) for f in zip(*samples)]
-    return samples
+    if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple keeps its type
+        return type(first)(*(default_collate(field) for field in zip(*samples)))
+    if isinstance(first, (tuple, list)):  # (x, y) samples give a list [xs, ys], as in PyTorch
+        return [default_collate(field) for field in zip(*samples)]
+    return samples  # strings and anything else: the samples as they came
 
 
 class DataLoader:
@@ -131,6 +133,10 @@ class DataLoader:
         if batch_size is not None and (not isinstance(batch_size, int) or batch_size <= 0):
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
+        if generator is not None and not isinstance(generator, Generator):
+            raise TypeError(f"generator must be a minigrad.Generator, not "
+                            f"{type(generator).__name__}: for a seeded shuffle pass "
+                            "minigrad.Generator().manual_seed(0)")
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         self.dataset = dataset

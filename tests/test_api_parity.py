@@ -1,0 +1,88 @@
+"""Everyday PyTorch idioms give the same result with ``import minigrad as torch``: each case is
+written once and run with both libraries."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def _transposed_then_viewed(lib):
+    t = lib.arange(6.0).reshape(2, 3).t()
+    return [t.is_contiguous(), t.contiguous().is_contiguous(), t.contiguous().view(6).tolist()]
+
+
+def _bare_no_grad_decorator(lib):
+    @lib.no_grad
+    def triple(t):
+        return t * 3
+    out = triple(lib.ones(2, requires_grad=True))
+    return [type(out).__name__, out.requires_grad, out.tolist()]
+
+
+def _device_fallback(lib):
+    return str(lib.device("cuda" if lib.cuda.is_available() else "cpu"))
+
+
+def _collated_batch(lib):
+    class Pairs(lib.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return lib.tensor([float(i)]), i, f"s{i}"
+    batch = next(iter(lib.utils.data.DataLoader(Pairs(), batch_size=2)))
+    return [type(batch).__name__, batch[0].tolist(), batch[1].tolist(), list(batch[2]),
+            type(batch[2]).__name__]
+
+
+def _state_dict_order_and_tied_weights(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("steps", lib.zeros(1))
+            self.fc = lib.nn.Linear(2, 2)
+            self.out = lib.nn.Linear(2, 2)
+            self.out.weight = self.fc.weight  # tied
+    return list(Net().state_dict())
+
+
+def _int32_class_targets(lib):
+    with pytest.raises(RuntimeError, match="Long"):
+        lib.nn.functional.cross_entropy(lib.ones(2, 3), lib.tensor([0, 1], dtype=lib.int32))
+    return True
+
+
+def _assignment_grad_fn_names(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    names = []
+    for key in (slice(1, 2), [0, 2]):
+        y = x * 1
+        y[key] = 0.0
+        names.append(type(y.grad_fn).__name__)
+    return names
+
+
+def _legacy_type_names(lib):
+    return [lib.ones(1).type().split(".")[1], lib.ones(1, dtype=lib.int64).type().split(".")[1],
+            lib.ones(1, dtype=lib.float64).type().split(".")[1]]
+
+
+IDIOMS = {f.__name__.strip("_"): f for f in (
+    _transposed_then_viewed, _bare_no_grad_decorator, _device_fallback, _collated_batch,
+    _state_dict_order_and_tied_weights, _int32_class_targets, _assignment_grad_fn_names,
+    _legacy_type_names)}
+
+
+@pytest.mark.parametrize("idiom", sorted(IDIOMS))
+def test_idiom_matches_pytorch(idiom, torch):
+    assert IDIOMS[idiom](mg) == IDIOMS[idiom](torch)
+
+
+def test_contiguous_copies_only_when_needed_and_keeps_the_graph():
+    x = mg.ones(2, 3, requires_grad=True)
+    assert (x * 1).contiguous() is not None and x.contiguous() is x
+    y = (x * 2).t().contiguous()
+    assert y.grad_fn.name() == "CloneBackward0"
+    y.view(6).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))

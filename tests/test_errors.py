@@ -1,0 +1,71 @@
+"""Mistakes learners make: the same exception type as PyTorch, raised before anything changes,
+with a message that says what to do (the project's rule for bad input)."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def _in_place_shape_mismatch(lib):
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with lib.no_grad():
+        w -= 0.1 * lib.ones(2)
+
+
+def _setitem_shape_mismatch(lib):
+    a = lib.zeros(2, 3)
+    a[0] = lib.ones(2)
+
+
+MISTAKES = {
+    "float() of several numbers": lambda lib: float(lib.ones(2)),
+    "two inferred dimensions": lambda lib: lib.ones(6).reshape(-1, -1),
+    "a numpy array into a model": lambda lib: lib.nn.Linear(3, 2)(np.ones((2, 3), np.float32)),
+    "a numpy array into a loss": lambda lib: lib.nn.MSELoss()(np.ones(2), lib.ones(2)),
+    "a model instead of its state_dict": lambda lib: lib.nn.Linear(2, 2).load_state_dict(
+        lib.nn.Linear(2, 2)),
+    "class weights of the wrong length": lambda lib: lib.nn.CrossEntropyLoss(
+        weight=lib.ones(2))(lib.zeros(2, 3), lib.tensor([0, 1])),
+    "targets of shape (N, 1)": lambda lib: lib.nn.CrossEntropyLoss()(
+        lib.zeros(4, 3), lib.zeros(4, 1, dtype=lib.int64)),
+    "one-hot integer targets": lambda lib: lib.nn.CrossEntropyLoss()(
+        lib.zeros(4, 3), lib.zeros(4, 3, dtype=lib.int64)),
+    "more targets than samples": lambda lib: lib.nn.CrossEntropyLoss()(
+        lib.zeros(4, 3), lib.zeros(5, dtype=lib.int64)),
+    "one sample, two targets": lambda lib: lib.nn.functional.cross_entropy(
+        lib.zeros(3), lib.tensor([1, 2])),
+    "a file that is not there": lambda lib: lib.load("/nonexistent/model.pt"),
+    "an in-place update of the wrong shape": _in_place_shape_mismatch,
+    "an assignment of the wrong shape": _setitem_shape_mismatch,
+}
+
+
+def _raised(lib, mistake):
+    with pytest.raises(Exception) as error:
+        MISTAKES[mistake](lib)
+    return error.value
+
+
+@pytest.mark.parametrize("mistake", sorted(MISTAKES))
+def test_the_same_exception_type_as_pytorch(mistake, torch):
+    ours, theirs = _raised(mg, mistake), _raised(torch, mistake)
+    assert isinstance(ours, type(theirs)), (type(ours), type(theirs), str(ours))
+    assert len(str(ours)) > 20
+
+
+def test_messages_say_what_to_do():
+    hints = {
+        "a numpy array into a model": "minigrad.tensor(",
+        "targets of shape (N, 1)": ".squeeze(1)",
+        "one-hot integer targets": "argmax(1)",
+        "float() of several numbers": ".tolist()",
+        "a model instead of its state_dict": "state_dict()",
+    }
+    for mistake, hint in hints.items():
+        assert hint in str(_raised(mg, mistake)), mistake
+
+
+def test_a_shuffle_generator_must_be_a_generator():
+    with pytest.raises(TypeError, match=r"minigrad.Generator\(\).manual_seed\(0\)"):
+        mg.utils.data.DataLoader([1, 2, 3], shuffle=True, generator=0)
