@@ -264,6 +264,10 @@ class Tensor:
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has data of a different size: got "
                                    f"{list(value.shape)}, expected {list(self.shape)}")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype {value.dtype} to "
+                                   f"a tensor of dtype {self.dtype}: convert it first "
+                                   f"(g.to({self.dtype}))")
         self._grad = value
 
     @property

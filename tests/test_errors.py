@@ -36,6 +36,8 @@ MISTAKES = {
     "one sample, two targets": lambda lib: lib.nn.functional.cross_entropy(
         lib.zeros(3), lib.tensor([1, 2])),
     "a file that is not there": lambda lib: lib.load("/nonexistent/model.pt"),
+    "mean squared error of integers": lambda lib: lib.nn.MSELoss()(
+        lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
     "an in-place update of the wrong shape": _in_place_shape_mismatch,
     "an assignment of the wrong shape": _setitem_shape_mismatch,
 }
@@ -69,3 +71,18 @@ def test_messages_say_what_to_do():
 def test_a_shuffle_generator_must_be_a_generator():
     with pytest.raises(TypeError, match=r"minigrad.Generator\(\).manual_seed\(0\)"):
         mg.utils.data.DataLoader([1, 2, 3], shuffle=True, generator=0)
+
+
+def test_a_gradient_of_another_dtype_is_refused(torch):
+    for lib in (mg, torch):
+        a = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="dtype"):
+            a.grad = lib.ones(2, dtype=lib.float64)
+        assert a.grad is None
+
+
+def test_duplicate_parameters_are_warned_about(torch):
+    for lib in (mg, torch):
+        a = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="duplicate parameters"):
+            lib.optim.SGD([a, a], lr=0.1)

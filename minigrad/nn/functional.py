@@ -142,6 +142,9 @@ def mse_loss(input, target, reduction="mean"):
     _check_reduction(reduction)
     if not isinstance(target, Tensor):
         target = _wrap(np.asarray(target, dtype=input._data.dtype))
+    if input._data.dtype.kind != "f" and target._data.dtype.kind != "f":
+        raise NotImplementedError(f"mse_loss is not implemented for {input.dtype} tensors: "
+                                  "convert the predictions and targets with .float()")
     if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "

@@ -1,6 +1,7 @@
 """``Optimizer``: the base of SGD and Adam, with ``param_groups``, ``state``,
 ``zero_grad`` and ``step`` as in ``torch.optim`` (chapter 8)."""
 
+import warnings
 from collections import defaultdict
 from copy import deepcopy
 
@@ -46,6 +47,10 @@ class Optimizer:
         group = dict(param_group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
+        if len({id(p) for p in group["params"]}) != len(group["params"]):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters: each "
+                          "step would update them twice; pass each tensor once",
+                          UserWarning, stacklevel=3)
         for p in group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params "
