@@ -440,8 +440,9 @@ class LogSoftmaxBackward0(SoftmaxBackward0):
 # ------------------------------------------------------------------ shapes
 
 class ViewBackward0(Node):
-    """Any op that only rearranges the same elements into a new shape."""
-    __slots__ = ("shape",)
+    """Any op that only rearranges the same elements into a new shape. A view op's node
+    keeps ``viewed``, the array it looked at (see ``graph.note_viewed``)."""
+    __slots__ = ("shape", "viewed")
 
     def __init__(self, inputs, shape):
         super().__init__(inputs)
@@ -457,7 +458,7 @@ SqueezeBackward1 = type("SqueezeBackward1", (ViewBackward0,), {"__slots__": ()})
 
 
 class ExpandBackward0(Node):
-    __slots__ = ("shape",)
+    __slots__ = ("shape", "viewed")
 
     def __init__(self, inputs, shape):
         super().__init__(inputs)
@@ -468,7 +469,7 @@ class ExpandBackward0(Node):
 
 
 class PermuteBackward0(Node):
-    __slots__ = ("inverse",)
+    __slots__ = ("inverse", "viewed")
 
     def __init__(self, inputs, dims):
         super().__init__(inputs)
@@ -479,7 +480,7 @@ class PermuteBackward0(Node):
 
 
 class TransposeBackward0(Node):
-    __slots__ = ("dims",)
+    __slots__ = ("dims", "viewed")
 
     def __init__(self, inputs, dim0, dim1):
         super().__init__(inputs)
@@ -490,7 +491,7 @@ class TransposeBackward0(Node):
 
 
 class TBackward0(Node):
-    __slots__ = ()
+    __slots__ = ("viewed",)
 
     def apply(self, grad):
         return (grad.T,)
@@ -512,7 +513,7 @@ class IndexBackward0(Node):
 
 class SliceBackward0(IndexBackward0):
     """Basic indexing (ints and slices): every element is picked at most once."""
-    __slots__ = ()
+    __slots__ = ("viewed",)
 
     def apply(self, grad):
         out = np.zeros(self.shape, dtype=grad.dtype)

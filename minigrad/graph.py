@@ -18,6 +18,7 @@ import numpy as np
 
 __all__ = [
     "Node", "AccumulateGrad", "backward", "execution_order", "propagate", "mark_changed_in_place",
+    "note_viewed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -124,7 +125,7 @@ FREED_MESSAGE = (
 
 CHANGED_MESSAGE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
-    "operation: an array of shape {shape} ({dtype}) that {node} saved in the forward pass was "
+    "operation: an array of shape {shape} ({dtype}) that {node} {kept} in the forward pass was "
     "changed in place afterwards (by x.add_(...), x[...] = ..., optimizer.step(), ...), so its "
     "gradient would be wrong. Run the forward pass again after the change, or change a copy "
     "(x = x.clone()) and leave the original as it was."
@@ -152,14 +153,26 @@ def mark_changed_in_place(array):
     _InPlace.changed[id(_memory_of(array))] = _InPlace.clock
 
 
+def note_viewed(node, array, view):
+    """A view op's ``node``: remember the ``array`` it viewed when ``view`` shares its memory.
+    If that memory is changed in place later, the view's values change but its graph does
+    not (minigrad does not rewrite it as PyTorch does), so backward through it refuses."""
+    if view.base is not None:
+        node.viewed = array
+    return node
+
+
 def _check_saved_unchanged(node):
-    """Raise if an array ``node`` saved was changed in place after the node was made."""
-    for item in node.saved:
+    """Raise if an array ``node`` saved (or viewed) was changed in place after the node was
+    made."""
+    viewed = getattr(node, "viewed", None)
+    for item in node.saved if viewed is None else (*node.saved, viewed):
         array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)
         if isinstance(array, np.ndarray):
             if _InPlace.changed.get(id(_memory_of(array)), -1) > node.made_at:
                 raise RuntimeError(CHANGED_MESSAGE.format(
-                    shape=list(array.shape), dtype=array.dtype, node=node.name()))
+                    shape=list(array.shape), dtype=array.dtype, node=node.name(),
+                    kept="viewed" if item is viewed else "saved"))
 
 
 class Node:

@@ -14,7 +14,8 @@ import numpy as np
 
 from . import dtypes, printing
 from . import derivatives as d
-from .graph import AccumulateGrad, _GradMode, backward as _run_backward, mark_changed_in_place
+from .graph import (AccumulateGrad, _GradMode, backward as _run_backward, mark_changed_in_place,
+                    note_viewed)
 
 _new = object.__new__
 _Number = (int, float, bool, np.number, np.bool_)
@@ -1085,7 +1086,8 @@ class Tensor:
     def _reshaped(self, value, node_cls):
         out = _wrap(value)
         if _needs_grad(self):
-            out._set_grad_fn(node_cls((_edge(self),), self._data.shape))
+            out._set_grad_fn(note_viewed(node_cls((_edge(self),), self._data.shape),
+                                         self._data, value))
         return out
 
     def reshape(self, *shape):
@@ -1154,7 +1156,7 @@ class Tensor:
                                f"{list(a.shape)} to {list(sizes)}") from None
         out = _wrap(value)
         if _needs_grad(self):
-            out._set_grad_fn(d.ExpandBackward0((_edge(self),), a.shape))
+            out._set_grad_fn(note_viewed(d.ExpandBackward0((_edge(self),), a.shape), a, value))
         return out
 
     def expand_as(self, other):
@@ -1167,14 +1169,16 @@ class Tensor:
                                f"0..{self._data.ndim - 1}")
         out = _wrap(self._data.transpose(dims))
         if _needs_grad(self):
-            out._set_grad_fn(d.PermuteBackward0((_edge(self),), dims))
+            out._set_grad_fn(note_viewed(d.PermuteBackward0((_edge(self),), dims), self._data,
+                                         out._data))
         return out
 
     def transpose(self, dim0, dim1):
         dim0, dim1 = self._dim(dim0), self._dim(dim1)
         out = _wrap(np.swapaxes(self._data, dim0, dim1))
         if _needs_grad(self):
-            out._set_grad_fn(d.TransposeBackward0((_edge(self),), dim0, dim1))
+            out._set_grad_fn(note_viewed(d.TransposeBackward0((_edge(self),), dim0, dim1),
+                                         self._data, out._data))
         return out
 
     swapaxes = transpose
@@ -1185,7 +1189,7 @@ class Tensor:
                                f"{self._data.ndim}D. Use transpose(dim0, dim1).")
         out = _wrap(self._data.T)
         if _needs_grad(self):
-            out._set_grad_fn(d.TBackward0((_edge(self),)))
+            out._set_grad_fn(note_viewed(d.TBackward0((_edge(self),)), self._data, out._data))
         return out
 
     @property
@@ -1235,10 +1239,10 @@ class Tensor:
         if _needs_grad(self):
             if not basic:
                 node = d.IndexBackward0((_edge(self),), self._data.shape, index)
-            elif _last_step_selects(index):
-                node = d.SelectBackward0((_edge(self),), self._data.shape, index)
             else:
-                node = d.SliceBackward0((_edge(self),), self._data.shape, index)
+                node_cls = d.SelectBackward0 if _last_step_selects(index) else d.SliceBackward0
+                node = note_viewed(node_cls((_edge(self),), self._data.shape, index),
+                                   self._data, value)
             out._set_grad_fn(node)
         return out
 

@@ -185,6 +185,25 @@ def test_in_place_on_a_view_in_the_graph_is_refused_and_changes_nothing():
     assert h.tolist() == [0.0, 0.0, 3.0]
 
 
+def test_a_view_taken_before_an_in_place_change_refuses_backward():
+    """PyTorch rewrites an older view's graph after its base changed in place; minigrad
+    refuses instead of computing a gradient that misses the change."""
+    a = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    for view in (lambda h: h.view(3), lambda h: h[1:], lambda h: h.unsqueeze(0).t(),
+                 lambda h: h.expand(2, 3)):
+        h = a * 1
+        v = view(h)
+        h.mul_(2)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            (v * v).sum().backward()
+        assert a.grad is None
+    h = a * 1
+    v = h.view(3)  # a view taken after the change is fine
+    h.mul_(2)
+    (h.view(3) * 1).sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
+
+
 def test_in_place_shape_errors_are_runtime_errors_that_name_the_shapes():
     w = mg.tensor([1.0, 2.0, 3.0])
     with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match .* \(2\)"):
