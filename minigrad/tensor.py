@@ -5,6 +5,7 @@ it also attaches a node from ``derivatives`` that knows the inputs' nodes and ho
 gradient back to them. ``backward()`` hands the graph to the engine in ``graph``.
 """
 
+import functools
 import numbers
 import warnings
 import weakref
@@ -1393,6 +1394,25 @@ class Tensor:
         self._data[...] = numpy_rng(generator).normal(mean, std, self._data.shape)
         mark_changed_in_place(self._data)
         return self
+
+
+def _with_numpy_names(method):
+    """``method`` that also takes numpy's keyword names, ``axis=`` for ``dim=`` and
+    ``keepdims=`` for ``keepdim=``, as PyTorch's reductions do."""
+    @functools.wraps(method)
+    def method_with_numpy_names(self, *args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return method(self, *args, **kwargs)
+    return method_with_numpy_names
+
+
+for _name in ("sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
+              "all", "any", "softmax", "log_softmax"):
+    setattr(Tensor, _name, _with_numpy_names(getattr(Tensor, _name)))
+del _name
 
 
 # --------------------------------------------------------------------- functions on tensors

@@ -68,7 +68,15 @@ def _legacy_type_names(lib):
             lib.ones(1, dtype=lib.float64).type().split(".")[1]]
 
 
+def _numpy_keyword_names(lib):
+    x = lib.tensor([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    return [x.sum(axis=1).tolist(), list(x.mean(1, keepdims=True).shape),
+            x.max(axis=1).values.tolist(), x.argmax(axis=1).tolist(),
+            lib.sum(x, axis=0).tolist(), x.softmax(axis=1).argmax(1).tolist()]
+
+
 IDIOMS = {f.__name__.strip("_"): f for f in (
+    _numpy_keyword_names,
     _transposed_then_viewed, _bare_no_grad_decorator, _device_fallback, _collated_batch,
     _state_dict_order_and_tied_weights, _int32_class_targets, _assignment_grad_fn_names,
     _legacy_type_names)}
