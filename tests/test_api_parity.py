@@ -75,7 +75,36 @@ def _numpy_keyword_names(lib):
             lib.sum(x, axis=0).tolist(), x.softmax(axis=1).argmax(1).tolist()]
 
 
+def _module_list(lib):
+    class Tower(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = lib.nn.ModuleList([lib.nn.Linear(2, 2) for _ in range(3)])
+            self.layers.append(lib.nn.Linear(2, 1))
+
+        def forward(self, x):
+            for layer in self.layers[:-1]:
+                x = layer(x).relu()
+            return self.layers[-1](x)
+    lib.manual_seed(0)
+    tower = Tower()
+    with lib.no_grad():
+        for p in tower.parameters():
+            p.fill_(0.5)
+    out = tower(lib.ones(1, 2))
+    return [len(tower.layers), [n for n, _ in tower.named_parameters()][:3],
+            round(out.item(), 6), repr(tower.layers[1])]
+
+
+def _module_list_repr(lib):
+    nn = lib.nn
+    return [repr(nn.ModuleList()), repr(nn.ModuleList(
+        [nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Linear(1, 1)),
+         nn.Sequential(nn.Linear(1, 1)), nn.Linear(2, 2)]))]
+
+
 IDIOMS = {f.__name__.strip("_"): f for f in (
+    _module_list, _module_list_repr,
     _numpy_keyword_names,
     _transposed_then_viewed, _bare_no_grad_decorator, _device_fallback, _collated_batch,
     _state_dict_order_and_tied_weights, _int32_class_targets, _assignment_grad_fn_names,

@@ -1,12 +1,12 @@
 """``minigrad.nn``: modules, layers and losses, as ``torch.nn`` (chapters 6–7)."""
 
 from . import functional, init
-from .layers import (Dropout, Flatten, Identity, Linear, LogSoftmax, ReLU, Sequential, Sigmoid,
-                     Softmax, Tanh)
+from .layers import (Dropout, Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU,
+                     Sequential, Sigmoid, Softmax, Tanh)
 from .loss import CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Softmax",
+__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh", "Sigmoid", "Softmax",
            "LogSoftmax", "Flatten", "Identity", "Dropout", "MSELoss", "CrossEntropyLoss",
            "NLLLoss", "functional", "init"]

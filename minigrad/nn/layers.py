@@ -7,10 +7,10 @@ from .. import creation, dtypes
 from ..tensor import check_device
 from . import functional as F
 from . import init
-from .module import Module
+from .module import Module, _indent
 from .parameter import Parameter
 
-__all__ = ["Linear", "Sequential", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
+__all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
            "Flatten", "Identity", "Dropout"]
 
 
@@ -79,6 +79,51 @@ class Sequential(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+
+class ModuleList(Module):
+    """A list of modules that the model can see: their parameters are in ``.parameters()``
+    (a plain Python list would hide them). Named "0", "1", ...; it has no forward of its
+    own: the model's forward decides how to use them."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __getitem__(self, index):
+        modules = list(self._modules.values())
+        return ModuleList(modules[index]) if isinstance(index, slice) else modules[index]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __repr__(self):
+        """As PyTorch prints it: a run of equal modules on one line, ``(0-2): 3 x Linear(...)``."""
+        runs = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return "ModuleList()"
+        lines = [_indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}", 2)
+                 for a, b, text in runs]
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ReLU(Module):
