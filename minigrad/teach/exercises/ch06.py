@@ -95,7 +95,8 @@ def check_two_layer_net(net_class):
     if not shapes:
         return CheckResult(False, f"{title}: the model has no parameters. Hint: assign the "
                                   "layers as attributes (self.fc1 = ...) after "
-                                  "super().__init__().")
+                                  "super().__init__(); a plain Python list hides the layers "
+                                  "in it (nn.ModuleList does not).")
     if set(shapes) != set(expected_shapes):
         return CheckResult(False, f"{title}: its parameters are named {list(shapes)}; "
                                   f"expected {list(expected_shapes)}. Hint: name the layers "
