@@ -103,7 +103,15 @@ def _module_list_repr(lib):
          nn.Sequential(nn.Linear(1, 1)), nn.Linear(2, 2)]))]
 
 
+def _binary_loss_node_names(lib):
+    x = lib.tensor([0.5, -1.0], requires_grad=True)
+    t = lib.tensor([1.0, 0.0])
+    return [type(lib.nn.BCELoss()(x.sigmoid(), t).grad_fn).__name__,
+            type(lib.nn.BCEWithLogitsLoss()(x, t).grad_fn).__name__]
+
+
 IDIOMS = {f.__name__.strip("_"): f for f in (
+    _binary_loss_node_names,
     _module_list, _module_list_repr,
     _numpy_keyword_names,
     _transposed_then_viewed, _bare_no_grad_decorator, _device_fallback, _collated_batch,

@@ -36,6 +36,10 @@ MISTAKES = {
     "one sample, two targets": lambda lib: lib.nn.functional.cross_entropy(
         lib.zeros(3), lib.tensor([1, 2])),
     "a file that is not there": lambda lib: lib.load("/nonexistent/model.pt"),
+    "scores into binary cross-entropy": lambda lib: lib.nn.BCELoss()(
+        lib.tensor([2.0, -1.0]), lib.tensor([1.0, 0.0])),
+    "binary targets of another shape": lambda lib: lib.nn.BCEWithLogitsLoss()(
+        lib.zeros(4, 1), lib.zeros(4)),
     "mean squared error of integers": lambda lib: lib.nn.MSELoss()(
         lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
     "an in-place update of the wrong shape": _in_place_shape_mismatch,

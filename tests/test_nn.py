@@ -181,9 +181,23 @@ def _loss_cases():
     kidx = R.integers(0, 4, (3, 5))
     weight = np.array([0.5, 2.0, 1.0, 3.0])
     pred, target = R.standard_normal((5, 3)), R.standard_normal((5, 3))
+    scores, labels = R.standard_normal((5, 3)) * 3, R.integers(0, 2, (5, 3)).astype(float)
+    soft_labels = R.uniform(0, 1, (5, 3))
+    class_weight, pos_weight = np.array([0.5, 2.0, 1.5]), np.array([3.0, 0.5, 1.0])
     cases = []
     for red in ("mean", "sum", "none"):
         cases += [
+            (f"bce_{red}", lambda L, F, a, red=red: F.binary_cross_entropy(
+                a.sigmoid(), L.tensor(labels), reduction=red), [scores]),
+            (f"bce_weight_{red}", lambda L, F, a, red=red: F.binary_cross_entropy(
+                a.sigmoid(), L.tensor(soft_labels), weight=L.tensor(class_weight), reduction=red),
+             [scores]),
+            (f"bce_logits_{red}", lambda L, F, a, red=red: F.binary_cross_entropy_with_logits(
+                a, L.tensor(labels), reduction=red), [scores]),
+            (f"bce_logits_weights_{red}", lambda L, F, a, red=red:
+                F.binary_cross_entropy_with_logits(a, L.tensor(soft_labels),
+                                                   weight=L.tensor(class_weight), reduction=red,
+                                                   pos_weight=L.tensor(pos_weight)), [scores]),
             (f"mse_{red}", lambda L, F, a, red=red: F.mse_loss(a, L.tensor(target), reduction=red), [pred]),
             (f"ce_idx_{red}", lambda L, F, a, red=red: F.cross_entropy(a, L.tensor(idx), reduction=red), [logits]),
             (f"ce_idx_weight_{red}", lambda L, F, a, red=red: F.cross_entropy(
@@ -209,6 +223,18 @@ def _loss_cases():
         ("ce_huge_probs", lambda L, F, a: F.cross_entropy(a * 1000, L.tensor(probs)), [logits]),
         ("module_nll", lambda L, F, a: L.nn.NLLLoss(weight=L.tensor(weight))(
             L.nn.LogSoftmax(dim=1)(a), L.tensor(idx)), [logits]),
+        ("bce_target_grad", lambda L, F, a, b: F.binary_cross_entropy(a.sigmoid(), b.sigmoid()),
+         [scores, pred]),
+        ("bce_logits_target_grad", lambda L, F, a, b: F.binary_cross_entropy_with_logits(
+            a, b.sigmoid(), pos_weight=L.tensor(pos_weight)), [scores, pred]),
+        ("bce_logits_huge", lambda L, F, a: F.binary_cross_entropy_with_logits(
+            a * 1000, L.tensor(labels)), [scores]),
+        ("bce_probabilities_at_0_and_1", lambda L, F, a: F.binary_cross_entropy(
+            (a * 1000).sigmoid(), L.tensor(labels)), [scores]),
+        ("module_bce", lambda L, F, a: L.nn.BCELoss()(L.nn.Sigmoid()(a), L.tensor(labels)),
+         [scores]),
+        ("module_bce_logits", lambda L, F, a: L.nn.BCEWithLogitsLoss(
+            pos_weight=L.tensor(pos_weight))(a, L.tensor(labels)), [scores]),
     ]
     return {name: (fn, inputs) for name, fn, inputs in cases}
 

@@ -14,7 +14,8 @@ from ..graph import Node
 from ..tensor import Tensor, _edge, _max_keepdim, _needs_grad, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss", "dropout", "one_hot"]
+           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "dropout", "one_hot"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -161,6 +162,112 @@ def mse_loss(input, target, reduction="mean"):
     if _needs_grad(input, target):
         out._set_grad_fn(MseLossBackward0((_edge(input), _edge(target)), diff, reduction,
                                           (a.shape, b.shape)))
+    return out
+
+
+# ------------------------------------------------------------------------------ binary cross-entropy
+
+class BinaryCrossEntropyBackward0(Node):
+    """loss = -w (t log p + (1 - t) log(1 - p)): d/dp = w (p - t) / (p (1 - p)), with the
+    denominator kept above 1e-12 as in PyTorch; d/dt = w log((1 - p) / p)."""
+    __slots__ = ("reduction",)
+
+    def __init__(self, inputs, p, t, w, reduction):
+        super().__init__(inputs, (p, t, w))
+        self.reduction = reduction
+
+    def apply(self, grad):
+        p, t, w = self.saved_arrays()
+        if self.reduction == "mean":
+            grad = grad / p.size
+        w = 1 if w is None else w
+        grad_p = grad_t = None
+        if self.inputs[0] is not None:
+            grad_p = grad * w * (p - t) / np.maximum(p * (1 - p), 1e-12)
+        if self.inputs[1] is not None:
+            grad_t = grad * w * (np.log1p(-p) - np.log(p))
+        return grad_p, grad_t
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """loss = w ((1 - t) x + c softplus(-x)) with c = 1 + (pos_weight - 1) t:
+    d/dx = w (c sigmoid(x) - pos_weight t), d/dt = w ((pos_weight - 1) softplus(-x) - x)."""
+    __slots__ = ("reduction",)
+
+    def __init__(self, inputs, x, t, w, pos_weight, reduction):
+        super().__init__(inputs, (x, t, w, pos_weight))
+        self.reduction = reduction
+
+    def apply(self, grad):
+        x, t, w, pw = self.saved_arrays()
+        if self.reduction == "mean":
+            grad = grad / x.size
+        w = 1 if w is None else w
+        grad_x = grad_t = None
+        if self.inputs[0] is not None:
+            sigmoid = 0.5 * (1 + np.tanh(0.5 * x))  # never overflows
+            local = sigmoid - t if pw is None else (1 + (pw - 1) * t) * sigmoid - pw * t
+            grad_x = grad * w * local
+        if self.inputs[1] is not None:
+            local = -x if pw is None else (pw - 1) * _softplus(-x) - x
+            grad_t = grad * w * local
+        return grad_x, grad_t
+
+
+def _softplus(z):
+    """log(1 + exp(z)) without overflow."""
+    return np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0)
+
+
+def _same_shape_target(name, input, target):
+    _expect_tensor(name, "input", 1, input)
+    _expect_tensor(name, "target", 2, target)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
+                         f"size ({input.shape}) is deprecated. Please ensure they have the same "
+                         "size (for a model that outputs (N, 1), use target.unsqueeze(1) or "
+                         "output.squeeze(1)).")
+
+
+def binary_cross_entropy(input, target, weight=None, reduction="mean"):
+    """Binary cross-entropy of probabilities ``input`` (in [0, 1]) against targets of the
+    same shape; each log is kept at -100 or above, as in PyTorch, so p = 0 gives 100, not inf."""
+    _same_shape_target("binary_cross_entropy", input, target)
+    _check_reduction(reduction)
+    p, t, _ = input._operands(target)
+    if p.size and (p.min() < 0 or p.max() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1: binary_cross_entropy "
+                           "takes probabilities; for raw scores use "
+                           "binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss)")
+    w = None if weight is None else weight._data.astype(p.dtype)
+    with np.errstate(divide="ignore"):
+        losses = -(t * np.maximum(np.log(p), -100) + (1 - t) * np.maximum(np.log1p(-p), -100))
+    if w is not None:
+        losses = losses * w
+    out = _wrap(_reduced(losses, reduction, losses.size))
+    if _needs_grad(input, target):
+        out._set_grad_fn(BinaryCrossEntropyBackward0((_edge(input), _edge(target)), p, t, w,
+                                                     reduction))
+    return out
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross-entropy of raw scores (logits): sigmoid and log in one stable formula.
+    ``pos_weight`` weighs the positive targets (one value per class, on the last dimension)."""
+    _same_shape_target("binary_cross_entropy_with_logits", input, target)
+    _check_reduction(reduction)
+    x, t, _ = input._operands(target)
+    w = None if weight is None else weight._data.astype(x.dtype)
+    pw = None if pos_weight is None else pos_weight._data.astype(x.dtype)
+    coefficient = 1 if pw is None else 1 + (pw - 1) * t
+    losses = (1 - t) * x + coefficient * _softplus(-x)
+    if w is not None:
+        losses = losses * w
+    out = _wrap(_reduced(losses, reduction, losses.size))
+    if _needs_grad(input, target):
+        out._set_grad_fn(BinaryCrossEntropyWithLogitsBackward0(
+            (_edge(input), _edge(target)), x, t, w, pw, reduction))
     return out
 
 

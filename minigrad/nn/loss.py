@@ -1,9 +1,10 @@
-"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss`` (chapter 7)."""
+"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss`` (chapter 7), and the binary
+``BCELoss`` and ``BCEWithLogitsLoss``."""
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss"]
+__all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 class _Loss(Module):
@@ -48,3 +49,29 @@ class NLLLoss(_Loss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    """Binary cross-entropy of probabilities (after a sigmoid) against 0/1 targets."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.weight = weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Binary cross-entropy of raw scores: the sigmoid is inside, computed stably."""
+
+    def __init__(self, weight=None, reduction="mean", pos_weight=None):
+        super().__init__(reduction)
+        self.weight = weight
+        self.pos_weight = pos_weight
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
