@@ -136,6 +136,13 @@ def _max_keepdim(a, dim):
     return a.max(axis=dim, keepdims=True)
 
 
+def _sigmoid(a):
+    """1 / (1 + e^-a) for an array, in two branches so that neither exp overflows:
+    1/(1+e^-x) for x >= 0, e^x/(1+e^x) below."""
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+
+
 def _broadcast_error(a, b, op):
     """Say which two shapes do not broadcast, and where."""
     sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
@@ -888,10 +895,7 @@ class Tensor:
         return self._unary(out, d.TanhBackward0, (out,))
 
     def sigmoid(self):
-        a = self._float_data()
-        # Two branches so that neither exp overflows: 1/(1+e^-x) for x>=0, e^x/(1+e^x) below.
-        e = np.exp(-np.abs(a))
-        out = np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+        out = _sigmoid(self._float_data())
         return self._unary(out, d.SigmoidBackward0, (out,))
 
     def relu(self):

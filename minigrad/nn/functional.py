@@ -11,7 +11,7 @@ import numpy as np
 from .. import derivatives as d
 from ..graph import unbroadcast
 from ..graph import Node
-from ..tensor import Tensor, _edge, _max_keepdim, _needs_grad, _wrap
+from ..tensor import Tensor, _edge, _max_keepdim, _needs_grad, _sigmoid, _wrap
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
            "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -205,7 +205,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         w = 1 if w is None else w
         grad_x = grad_t = None
         if self.inputs[0] is not None:
-            sigmoid = 0.5 * (1 + np.tanh(0.5 * x))  # never overflows
+            sigmoid = _sigmoid(x)
             local = sigmoid - t if pw is None else (1 + (pw - 1) * t) * sigmoid - pw * t
             grad_x = grad * w * local
         if self.inputs[1] is not None:
