@@ -903,6 +903,14 @@ class Tensor:
         out = np.maximum(a, 0).astype(a.dtype, copy=False)
         return self._unary(out, d.ReluBackward0, (out,))
 
+    def relu_(self):
+        """ReLU in place (``nn.ReLU(inplace=True)``): no new array for the output."""
+        if self._check_inplace():
+            return self._record_in_place(lambda before: before.relu())
+        np.maximum(self._data, 0, out=self._data)
+        mark_changed_in_place(self._data)
+        return self
+
     def square(self):
         return self ** 2
 

@@ -110,7 +110,18 @@ def _binary_loss_node_names(lib):
             type(lib.nn.BCEWithLogitsLoss()(x, t).grad_fn).__name__]
 
 
+def _relu_in_place(lib):
+    x = lib.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    h = x * 2
+    out = lib.nn.ReLU(inplace=True)(h)
+    (out * lib.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    data = lib.tensor([-1.0, 1.0])
+    lib.nn.functional.relu(data, inplace=True)
+    return [out is h, h.tolist(), type(h.grad_fn).__name__, x.grad.tolist(), data.tolist()]
+
+
 IDIOMS = {f.__name__.strip("_"): f for f in (
+    _relu_in_place,
     _binary_loss_node_names,
     _module_list, _module_list_repr,
     _numpy_keyword_names,

@@ -36,6 +36,7 @@ MISTAKES = {
     "one sample, two targets": lambda lib: lib.nn.functional.cross_entropy(
         lib.zeros(3), lib.tensor([1, 2])),
     "a file that is not there": lambda lib: lib.load("/nonexistent/model.pt"),
+    "a layer with 3.5 features": lambda lib: lib.nn.Linear(3.5, 2),
     "scores into binary cross-entropy": lambda lib: lib.nn.BCELoss()(
         lib.tensor([2.0, -1.0]), lib.tensor([1.0, 0.0])),
     "binary targets of another shape": lambda lib: lib.nn.BCEWithLogitsLoss()(

@@ -7,6 +7,6 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh", "Sigmoid", "Softmax",
-           "LogSoftmax", "Flatten", "Identity", "Dropout", "MSELoss", "CrossEntropyLoss",
-           "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "functional", "init"]
+__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh",
+           "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout", "MSELoss",
+           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "functional", "init"]

@@ -21,7 +21,7 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 
 def relu(input, inplace=False):
-    return input.relu()
+    return input.relu_() if inplace else input.relu()
 
 
 def sigmoid(input):
@@ -36,7 +36,10 @@ def _expect_tensor(function, name, position, value):
     """PyTorch's TypeError for an argument that is not a tensor (a numpy array, a list)."""
     if not isinstance(value, Tensor):
         kind = type(value)
-        kind = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        if kind.__module__ != "builtins":  # numpy.ndarray, as PyTorch names it
+            kind = f"{kind.__module__}.{kind.__name__}"
+        else:
+            kind = kind.__name__
         raise TypeError(f"{function}(): argument '{name}' (position {position}) must be Tensor, "
                         f"not {kind}: convert it first with minigrad.tensor(...)"
                         " (minigrad.from_numpy(...) shares a numpy array's memory)")
@@ -165,7 +168,7 @@ def mse_loss(input, target, reduction="mean"):
     return out
 
 
-# ------------------------------------------------------------------------------ binary cross-entropy
+# ------------------------------------------------------------------------ binary cross-entropy
 
 class BinaryCrossEntropyBackward0(Node):
     """loss = -w (t log p + (1 - t) log(1 - p)): d/dp = w (p - t) / (p (1 - p)), with the

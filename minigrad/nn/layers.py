@@ -1,6 +1,8 @@
-"""Layers: ``Linear``, ``Sequential``, activations, ``Flatten``, ``Dropout`` (chapter 6)."""
+"""Layers: ``Linear``, ``Sequential``, ``ModuleList``, activations, ``Flatten``, ``Dropout``
+(chapter 6)."""
 
 import math
+import numbers
 from collections import OrderedDict
 
 from .. import creation, dtypes
@@ -14,6 +16,13 @@ __all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "Tanh", "Sigmoid", "Sof
            "Flatten", "Identity", "Dropout"]
 
 
+def _check_sizes(in_features, out_features):
+    for size in (in_features, out_features):
+        if not isinstance(size, numbers.Integral) or isinstance(size, bool):
+            raise TypeError(f"Linear(in_features, out_features) takes whole numbers of "
+                            f"features, got {in_features!r} and {out_features!r}")
+
+
 class Linear(Module):
     """``y = x @ weight.T + bias`` with ``weight`` of shape (out_features, in_features).
 
@@ -23,6 +32,7 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         check_device(device)
+        _check_sizes(in_features, out_features)
         self.in_features = in_features
         self.out_features = out_features
         dtype = dtype or dtypes.float32
@@ -132,7 +142,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return input.relu()
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
