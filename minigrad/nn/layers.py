@@ -142,7 +142,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
+        return input.relu_() if self.inplace else input.relu()
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
