@@ -904,7 +904,7 @@ class Tensor:
         return self._unary(out, d.ReluBackward0, (out,))
 
     def relu_(self):
-        """ReLU in place (``nn.ReLU(inplace=True)``): no new array for the output."""
+        """ReLU in place (``nn.ReLU(inplace=True)``): the tensor itself holds the result."""
         if self._check_inplace():
             return self._record_in_place(lambda before: before.relu())
         np.maximum(self._data, 0, out=self._data)
