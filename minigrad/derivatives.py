@@ -113,6 +113,30 @@ class MinimumBackward0(Node):
                 unbroadcast(grad * (1 - share_a), b.shape) if self.inputs[1] is not None else None)
 
 
+class MaskedFillBackward0(Node):
+    """x.masked_fill(mask, value): the gradient goes to x where the mask is False; a 0-dim
+    tensor ``value`` (MaskedFillBackward1) gets the sum of the rest."""
+    __slots__ = ("shape",)
+
+    def __init__(self, inputs, mask, shape):
+        super().__init__(inputs, (mask,))
+        self.shape = shape
+
+    def apply(self, grad):
+        (mask,) = self.saved_arrays()
+        zero = np.zeros((), dtype=grad.dtype)
+        grad_input = (unbroadcast(np.where(mask, zero, grad), self.shape)
+                      if self.inputs[0] is not None else None)
+        if len(self.inputs) == 1:
+            return (grad_input,)
+        grad_value = (np.where(mask, grad, zero).sum(dtype=grad.dtype)
+                      if self.inputs[1] is not None else None)
+        return grad_input, grad_value
+
+
+MaskedFillBackward1 = type("MaskedFillBackward1", (MaskedFillBackward0,), {"__slots__": ()})
+
+
 class WhereBackward0(Node):
     """where(cond, a, b): the gradient goes to a where cond holds, to b elsewhere."""
     __slots__ = ("shapes",)

@@ -137,10 +137,10 @@ def _max_keepdim(a, dim):
 
 
 def _sigmoid(a):
-    """1 / (1 + e^-a) for an array, in two branches so that neither exp overflows:
-    1/(1+e^-x) for x >= 0, e^x/(1+e^x) below."""
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)
+    """1 / (1 + e^-a) for an array, computed as PyTorch does. Where e^-a overflows to inf the
+    result is exactly 0 (float32 below -88.7), which is also what PyTorch prints."""
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
 
 
 def _broadcast_error(a, b, op):
@@ -933,6 +933,44 @@ class Tensor:
 
     def clamp_max(self, max):
         return self.clamp(max=max)
+
+    def masked_fill(self, mask, value):
+        """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
+        ``value`` is a number or a 0-dim tensor, which then gets a gradient too."""
+        m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+        if m.dtype != np.bool_:
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                               f"dtype {dtypes.from_numpy(m.dtype)}: compare first "
+                               "(mask == 1) or convert it (mask.bool())")
+        value_tensor = value if isinstance(value, Tensor) else None
+        if value_tensor is not None and value_tensor.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value_tensor.ndim} dimension(s).")
+        a = self._data
+        fill = np.asarray(value._data if value_tensor is not None else value).astype(a.dtype)
+        try:
+            out = _wrap(np.where(m, fill, a))
+        except ValueError:
+            raise _broadcast_error(a, m, "masked_fill") from None
+        if _needs_grad(self, value_tensor):
+            if value_tensor is None:
+                node = d.MaskedFillBackward0((_edge(self),), m, a.shape)
+            else:
+                node = d.MaskedFillBackward1((_edge(self), _edge(value_tensor)), m, a.shape)
+            out._set_grad_fn(node)
+        return out
+
+    def masked_fill_(self, mask, value):
+        """``masked_fill`` in place: the mask broadcasts to this tensor's shape, not beyond."""
+        if self._check_inplace(value):
+            return self._record_in_place(lambda before: before.masked_fill(mask, value))
+        out = self.masked_fill(mask, value)
+        if out._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(out.shape)}")
+        np.copyto(self._data, out._data)
+        mark_changed_in_place(self._data)
+        return self
 
     def maximum(self, other):
         return _pairwise(self, other, np.maximum, d.MaximumBackward0)

@@ -45,6 +45,11 @@ MISTAKES = {
         lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
     "an in-place update of the wrong shape": _in_place_shape_mismatch,
     "an assignment of the wrong shape": _setitem_shape_mismatch,
+    "an integer mask": lambda lib: lib.zeros(3).masked_fill(lib.tensor([1, 0, 1]), 1.0),
+    "a fill value of several numbers": lambda lib: lib.zeros(3).masked_fill(
+        lib.tensor([True, False, True]), lib.ones(1)),
+    "a mask larger than the tensor filled in place": lambda lib: lib.zeros(3).masked_fill_(
+        lib.ones(2, 3, dtype=lib.bool), 1.0),
 }
 
 
@@ -68,6 +73,7 @@ def test_messages_say_what_to_do():
         "one-hot integer targets": "argmax(1)",
         "float() of several numbers": ".tolist()",
         "a model instead of its state_dict": "state_dict()",
+        "an integer mask": "mask.bool()",
     }
     for mistake, hint in hints.items():
         assert hint in str(_raised(mg, mistake)), mistake
@@ -91,3 +97,14 @@ def test_duplicate_parameters_are_warned_about(torch):
         a = lib.ones(2, requires_grad=True)
         with pytest.warns(UserWarning, match="duplicate parameters"):
             lib.optim.SGD([a, a], lr=0.1)
+
+
+def test_a_refused_masked_fill_changes_nothing():
+    t = mg.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match="broadcast shape"):
+        t.masked_fill_(mg.ones(2, 3, dtype=mg.bool), 0.0)
+    assert t.tolist() == [1.0, 2.0, 3.0]
+    leaf = mg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf"):
+        leaf.masked_fill_(mg.tensor([True, False]), 0.0)
+    assert leaf.tolist() == [1.0, 2.0] and leaf.grad_fn is None

@@ -179,6 +179,9 @@ def _loss_cases():
     probs = R.dirichlet(np.ones(4), size=6)
     kdim = R.standard_normal((3, 4, 5))
     kidx = R.integers(0, 4, (3, 5))
+    image, image_idx = R.standard_normal((2, 4, 3, 2)), R.integers(0, 4, (2, 3, 2))
+    volume, volume_idx = R.standard_normal((2, 4, 2, 2, 3)), R.integers(0, 4, (2, 2, 2, 3))
+    ignored = np.where(idx == 1, -100, idx)
     weight = np.array([0.5, 2.0, 1.0, 3.0])
     pred, target = R.standard_normal((5, 3)), R.standard_normal((5, 3))
     scores, labels = R.standard_normal((5, 3)) * 3, R.integers(0, 2, (5, 3)).astype(float)
@@ -212,6 +215,22 @@ def _loss_cases():
                 a, L.tensor(idx), weight=L.tensor(weight), label_smoothing=0.2, reduction=red), [logits]),
             (f"ce_smooth_probs_{red}", lambda L, F, a, red=red: F.cross_entropy(
                 a, L.tensor(probs), label_smoothing=0.1, reduction=red), [logits]),
+            (f"ce_image_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(image_idx), weight=L.tensor(weight), reduction=red), [image]),
+            (f"ce_volume_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(volume_idx), reduction=red), [volume]),
+            (f"ce_smooth_ignore_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(ignored), label_smoothing=0.3, reduction=red), [logits]),
+            (f"ce_smooth_weight_ignore_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(ignored), weight=L.tensor(weight), label_smoothing=0.3,
+                reduction=red), [logits]),
+            (f"ce_smooth_kdim_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(kidx), label_smoothing=0.1, reduction=red), [kdim]),
+            (f"ce_smooth_unbatched_{red}", lambda L, F, a, red=red: F.cross_entropy(
+                a, L.tensor(2), label_smoothing=0.1, reduction=red), [logits[0]]),
+            (f"nll_unbatched_weight_{red}", lambda L, F, a, red=red: F.nll_loss(
+                a.log_softmax(0), L.tensor(3), weight=L.tensor(weight), reduction=red),
+             [logits[0]]),
             (f"nll_{red}", lambda L, F, a, red=red: F.nll_loss(a.log_softmax(1), L.tensor(idx), reduction=red), [logits]),
             (f"ce_unbatched_{red}", lambda L, F, a, red=red: F.cross_entropy(a, L.tensor(2), reduction=red), [logits[0]]),
         ]
@@ -251,9 +270,11 @@ def test_loss_matches_pytorch(name, torch):
         tensors = [lib.tensor(x, requires_grad=True) for x in inputs]
         loss = fn(lib, functional, *tensors)
         upstream = np.linspace(0.5, 1.5, int(np.prod(loss.shape))).reshape(tuple(loss.shape))
+        node = type(loss.grad_fn).__name__
         loss.backward(lib.tensor(upstream))
-        results.append((loss.detach().numpy(), [t.grad.numpy() for t in tensors]))
-    (ours, our_grads), (theirs, their_grads) = results
+        results.append((loss.detach().numpy(), [t.grad.numpy() for t in tensors], node))
+    (ours, our_grads, our_node), (theirs, their_grads, their_node) = results
+    assert our_node == their_node  # the loss's last node is named as in PyTorch
     assert np.all(np.isfinite(ours))
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
     for g, h in zip(our_grads, their_grads):

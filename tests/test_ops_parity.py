@@ -49,6 +49,16 @@ for sa, sb in BROADCAST_SHAPES:
     case(f"where{tag}", [normal(*sa), normal(*sb)],
          lambda lib, a, b: lib.where(a > 0, a, b))
 
+case("masked_fill", [normal(3, 4)], lambda lib, a: a.masked_fill(a > 0.5, -1.0))
+case("masked_fill_broadcast_mask", [normal(3, 4)],
+     lambda lib, a: a.masked_fill(lib.tensor([True, False, True, False]), 2.0))
+case("masked_fill_broadcast_input", [normal(4)],
+     lambda lib, a: a.masked_fill(lib.tensor([[True], [False]]), 0.0))
+case("masked_fill_tensor_value", [normal(3, 4), normal()],
+     lambda lib, a, v: a.masked_fill(a < 0, v))
+case("masked_fill_in_place", [normal(3, 4)],
+     lambda lib, a: (a * 1).masked_fill_(a > 0, 0.5) * a)
+
 # Python numbers on either side
 case("add_scalar", [normal(3, 4)], lambda lib, a: a + 2)
 case("radd_scalar", [normal(3, 4)], lambda lib, a: 2 + a)

@@ -4,6 +4,7 @@
 instead of several, which is both what PyTorch does and what keeps small models fast.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -294,8 +295,12 @@ class NllLossBackward0(Node):
         return (out,)
 
 
+# PyTorch's name when the log-probabilities have positions too: (N, C, H, W).
+NllLoss2DBackward0 = type("NllLoss2DBackward0", (NllLossBackward0,), {"__slots__": ()})
+
+
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
-    """Negative log-likelihood of class indices, given log-probabilities (N, C, ...)."""
+    """Negative log-likelihood of class indices, given log-probabilities (C,) or (N, C, ...)."""
     _expect_tensor("nll_loss", "input", 1, input)
     _expect_tensor("nll_loss", "target", 2, target)
     _check_reduction(reduction)
@@ -303,35 +308,31 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}: class indices "
                            "are int64 tensors (use target.long()), or pass class probabilities "
                            "with the same shape as the input")
-    if input.ndim == 1:  # one unbatched sample: (C,) with a 0-d target
-        if target.ndim > 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if target.numel() != 1:
-            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
-                             f"{target.numel()} (a batch of samples is an input of shape (N, C))")
-        losses = nll_loss(input.unsqueeze(0), target.reshape(1), weight, ignore_index, reduction)
-        return losses.squeeze(0) if reduction == "none" else losses
     logp, labels = input._data, target._data
-    _check_class_weight(weight, logp.shape[1])
-    if weight is None and ignore_index < 0 and logp.ndim == 2 and labels.ndim == 1:
+    if logp.ndim == 1:  # one unbatched sample: (C,) with one target
+        if labels.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if labels.size != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                             f"{labels.size} (a batch of samples is an input of shape (N, C))")
+        labels = labels.reshape(())
+    else:
+        _check_target_shape(input, target)
+    if logp.ndim == 3 or logp.ndim > 4:
+        # As PyTorch does: the positions are flattened into a 2-D "image" (N, C, 1, -1),
+        # and the per-position losses are viewed back in their own shape.
+        n, classes = logp.shape[:2]
+        positions = math.prod(logp.shape[2:])
+        losses = nll_loss(input.contiguous().view(n, classes, 1, positions),
+                          target.reshape(n, 1, positions), weight, ignore_index, reduction)
+        return losses.view(target.shape) if reduction == "none" else losses
+    class_dim = 0 if logp.ndim == 1 else 1
+    _check_class_weight(weight, logp.shape[class_dim])
+    if weight is None and ignore_index < 0 and logp.ndim == 2:
         fast = _nll_loss_batch(input, logp, labels, reduction)
         if fast is not None:
             return fast
-    if labels.shape != logp.shape[:1] + logp.shape[2:]:
-        if labels.shape == logp.shape:
-            raise RuntimeError(f"Expected floating point type for target with class "
-                               f"probabilities, got {target.dtype}: one-hot targets are "
-                               "probabilities (target.float()), or take their class indices "
-                               "with target.argmax(1)")
-        if labels.ndim == logp.ndim == 2 and labels.shape[1] == 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported: "
-                               f"targets of shape {list(labels.shape)} need .squeeze(1)")
-        if labels.ndim and labels.shape[0] != logp.shape[0]:
-            raise ValueError(f"Expected input batch_size ({logp.shape[0]}) to match target "
-                             f"batch_size ({labels.shape[0]}).")
-        raise ValueError(f"Expected target of shape {list(logp.shape[:1] + logp.shape[2:])} for "
-                         f"input of shape {list(input.shape)}, got {list(target.shape)}")
-    classes = logp.shape[1]
+    classes = logp.shape[class_dim]
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
     if safe.size and (safe.min() < 0 or safe.max() >= classes):
@@ -339,8 +340,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         raise IndexError(f"Target {bad} is out of bounds: class indices go from 0 to {classes - 1}")
     # (sample index, class index, position...) picks each target's log-probability
     positions = np.indices(labels.shape, sparse=True)
-    key = (positions[0], safe) + tuple(positions[1:])
-    picked = logp[key]
+    key = positions[:class_dim] + (safe,) + positions[class_dim:]
+    picked = np.asarray(logp[key])
     if weight is None:
         picked_weight = valid.astype(logp.dtype)
     else:
@@ -349,9 +350,30 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     total = picked_weight.sum()
     out = _wrap(_reduced(losses, reduction, total))
     if _needs_grad(input):
-        out._set_grad_fn(NllLossBackward0((_edge(input),), picked_weight, key, logp.shape,
-                                          reduction, total))
+        node_cls = NllLoss2DBackward0 if logp.ndim == 4 else NllLossBackward0
+        out._set_grad_fn(node_cls((_edge(input),), picked_weight, key, logp.shape,
+                                  reduction, total))
     return out
+
+
+def _check_target_shape(input, target):
+    """Class indices (N, d1, ...) for log-probabilities (N, C, d1, ...), or say what is wrong."""
+    logp, labels = input._data, target._data
+    if labels.shape == logp.shape[:1] + logp.shape[2:]:
+        return
+    if labels.shape == logp.shape:
+        raise RuntimeError(f"Expected floating point type for target with class "
+                           f"probabilities, got {target.dtype}: one-hot targets are "
+                           "probabilities (target.float()), or take their class indices "
+                           "with target.argmax(1)")
+    if labels.ndim == logp.ndim == 2 and labels.shape[1] == 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported: "
+                           f"targets of shape {list(labels.shape)} need .squeeze(1)")
+    if labels.ndim and labels.shape[0] != logp.shape[0]:
+        raise ValueError(f"Expected input batch_size ({logp.shape[0]}) to match target "
+                         f"batch_size ({labels.shape[0]}).")
+    raise ValueError(f"Expected target of shape {list(logp.shape[:1] + logp.shape[2:])} for "
+                     f"input of shape {list(input.shape)}, got {list(target.shape)}")
 
 
 def _nll_loss_batch(input, logp, labels, reduction):
@@ -453,22 +475,25 @@ def _cross_entropy_probs(input, target, weight, reduction):
 
 
 def _smoothed_indices(input, target, weight, ignore_index, reduction, smoothing, class_dim):
-    """Label smoothing with class indices: the same loss as the smoothed class
-    probabilities, but a mean divides by the total weight of the targets, as in PyTorch."""
-    labels = target._data
+    """Label smoothing with class indices, as PyTorch computes it: (1 - smoothing) times
+    the loss of the targets plus smoothing / C times the loss against every class alike,
+    where a mean divides by the total weight of the targets."""
+    log_probs = input.log_softmax(class_dim)
+    targets_loss = nll_loss(log_probs, target, weight, ignore_index, reduction)
     classes = input.shape[class_dim]
-    valid = labels != ignore_index
-    safe = np.where(valid, labels, 0)
-    probs = np.moveaxis(np.eye(classes, dtype=input._data.dtype)[safe], -1, class_dim)
-    probs = probs * (1 - smoothing) + smoothing / classes
-    probs *= np.expand_dims(valid, class_dim)
-    losses = _cross_entropy_probs(input, _wrap(probs), weight, "none")
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    w = np.ones(classes) if weight is None else weight._data
-    return losses.sum() / float((w[safe] * valid).sum())
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[class_dim] = classes
+        log_probs = log_probs * weight.reshape(shape)
+    ignored = target._data == ignore_index
+    uniform_loss = (-log_probs.sum(class_dim)).masked_fill(_wrap(ignored), 0.0)
+    if reduction == "mean":
+        counted = target._data[~ignored]
+        total = counted.size if weight is None else float(weight._data[counted].sum())
+        uniform_loss = uniform_loss.sum() / total
+    elif reduction == "sum":
+        uniform_loss = uniform_loss.sum()
+    return targets_loss * (1 - smoothing) + uniform_loss * (smoothing / classes)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
