@@ -282,6 +282,34 @@ class ReluBackward0(Node):
         return (grad * (out > 0),)
 
 
+class LeakyReluBackward0(Node):
+    """leaky_relu(a): the gradient passes where a > 0 and is scaled by the slope elsewhere."""
+    __slots__ = ("slope",)
+
+    def __init__(self, inputs, a, slope):
+        super().__init__(inputs, (a,))
+        self.slope = slope
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (np.where(a > 0, grad, grad * self.slope),)
+
+
+class LeakyReluBackward1(LeakyReluBackward0):
+    """leaky_relu in place: as LeakyReluBackward0, but read from the result (slope >= 0 only)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        # PyTorch keeps only the result, whose sign a negative slope flips: it refuses then.
+        if self.slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope "
+                "which is not supported. This is caused by calling in-place forward function "
+                "with a negative slope, please call out-of-place version instead "
+                "(F.leaky_relu(x, slope) or nn.LeakyReLU(slope) without inplace=True).")
+        return super().apply(grad)
+
+
 class ClampBackward1(Node):
     """The gradient passes where min <= a <= max, and is 0 where a was clamped."""
     __slots__ = ("bounds",)
@@ -441,6 +469,93 @@ class MaxBackward0(Node):
 MinBackward0 = type("MinBackward0", (MaxBackward0,), {"__slots__": ()})
 
 
+def _product_of_others(a, axis):
+    """For each element of ``a``, the product of the other elements along ``axis``: the
+    running product of those before it times that of those after it. No division, so it is
+    right where ``a`` holds zeros (PyTorch's way, too)."""
+    a = np.moveaxis(a, axis, -1)
+    before, after = np.ones_like(a), np.ones_like(a)
+    before[..., 1:] = np.cumprod(a[..., :-1], axis=-1)
+    after[..., -2::-1] = np.cumprod(a[..., :0:-1], axis=-1)
+    return np.moveaxis(before * after, -1, axis)
+
+
+class ProdBackward0(Node):
+    """prod of every element: each element gets the product of all the others."""
+    __slots__ = ()
+
+    def __init__(self, inputs, a, out):
+        super().__init__(inputs, (a, out))
+
+    def apply(self, grad):
+        a, out = self.saved_arrays()
+        if (a != 0).all():
+            return (grad * (out / a),)
+        return (grad * _product_of_others(a.reshape(-1), 0).reshape(a.shape),)
+
+
+class ProdBackward1(Node):
+    """prod along ``dim``: each element gets the product of the others in its slice."""
+    __slots__ = ("dim", "keepdim")
+
+    def __init__(self, inputs, a, out, dim, keepdim):
+        super().__init__(inputs, (a, out))
+        self.dim, self.keepdim = dim, keepdim
+
+    def apply(self, grad):
+        a, out = self.saved_arrays()
+        if a.ndim == 0:
+            return (grad,)
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dim)
+            out = np.expand_dims(out, self.dim)
+        if (a != 0).all():
+            return (grad * (out / a),)
+        return (grad * _product_of_others(a, self.dim),)
+
+
+class CumsumBackward0(Node):
+    """cumsum along ``dim``: element i gets the sum of the gradients of outputs i, i+1, ..."""
+    __slots__ = ("dim",)
+
+    def __init__(self, inputs, dim):
+        super().__init__(inputs)
+        self.dim = dim
+
+    def apply(self, grad):
+        if grad.ndim == 0:
+            return (grad,)
+        return (np.flip(np.cumsum(np.flip(grad, self.dim), axis=self.dim), self.dim),)
+
+
+class LinalgVectorNormBackward0(Node):
+    """‖a‖_p: sign(a) |a|^(p-1) / ‖a‖^(p-1); p=2: a / ‖a‖; inf: the max |a| share; 0 at ‖a‖=0."""
+    __slots__ = ("p", "dims", "keepdim")
+
+    def __init__(self, inputs, a, out, p, dims, keepdim):
+        super().__init__(inputs, (a, out))
+        self.p, self.dims, self.keepdim = p, dims, keepdim
+
+    def apply(self, grad):
+        a, norm = self.saved_arrays()
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dims)
+            norm = np.expand_dims(norm, self.dims)
+        p = self.p
+        if p == 1:
+            return (np.sign(a) * grad,)
+        if p == 2:
+            return (grad * np.where(norm == 0, 0, a / norm),)
+        if p == np.inf:
+            winners = (np.abs(a) == norm) | np.isnan(a)
+            return (np.sign(a) * (grad / winners.sum(axis=self.dims, keepdims=True) * winners),)
+        if p < 1:  # |a|^(p-1) is infinite at 0: PyTorch takes 0 there
+            scaled = np.sign(a) * np.where(a == 0, 0, np.abs(a) ** (p - 1))
+            return (scaled * grad * norm ** (1 - p),)
+        scaled = np.sign(a) * np.abs(a) ** (p - 1) if p < 2 else a * np.abs(a) ** (p - 2)
+        return (scaled * np.where(norm == 0, 0, grad / norm ** (p - 1)),)
+
+
 class SoftmaxBackward0(Node):
     __slots__ = ("dim",)
 
@@ -511,7 +626,7 @@ class TransposeBackward0(Node):
         self.dims = (dim0, dim1)
 
     def apply(self, grad):
-        return (np.swapaxes(grad, *self.dims),)
+        return (np.swapaxes(grad, *self.dims) if grad.ndim else grad,)
 
 
 class TBackward0(Node):
@@ -546,6 +661,21 @@ class SliceBackward0(IndexBackward0):
 
 
 SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
+
+
+class GatherBackward0(Node):
+    """gather: each value's gradient goes back to where it was picked; repeats add up."""
+    __slots__ = ("shape", "key")
+
+    def __init__(self, inputs, shape, key):
+        super().__init__(inputs)
+        self.shape, self.key = shape, key
+
+    def apply(self, grad):
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        # ``key`` indexes the input seen as at least 1-D (as gather sees a 0-dim tensor).
+        np.add.at(out.reshape(out.shape or (1,)), self.key, grad.reshape(grad.shape or (1,)))
+        return (out,)
 
 
 class IndexPutBackward0(Node):

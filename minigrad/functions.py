@@ -9,7 +9,7 @@ __all__ = [
     "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "t",
     "softmax", "log_softmax", "allclose", "isclose", "equal", "numel", "clone",
     "detach", "sign", "isnan", "isfinite", "all", "any", "mm", "nonzero", "unique", "bincount",
-    "outer", "split", "chunk",
+    "outer", "split", "chunk", "prod", "cumsum", "gather", "norm",
 ]
 
 

@@ -136,6 +136,15 @@ def _max_keepdim(a, dim):
     return a.max(axis=dim, keepdims=True)
 
 
+def _mean(a, axis, keepdims):
+    """``a.mean(...)``; the mean of nothing is nan, silently, as in PyTorch (numpy warns)."""
+    if a.size:
+        return a.mean(axis=axis, keepdims=keepdims)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return a.mean(axis=axis, keepdims=keepdims)
+
+
 def _sigmoid(a):
     """1 / (1 + e^-a) for an array, computed as PyTorch does. Where e^-a overflows to inf the
     result is exactly 0 (float32 below -88.7), which is also what PyTorch prints."""
@@ -419,7 +428,8 @@ class Tensor:
 
     def _dims(self, dim):
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        return tuple(sorted(self._dim(x) for x in dims))
+        dims = tuple(sorted(self._dim(x) for x in dims))
+        return dims if self._data.ndim else ()  # a 0-dim tensor: dim 0 (or -1) is itself
 
     # ----------------------------------------------------------------- conversions
 
@@ -1039,12 +1049,12 @@ class Tensor:
                 f"point or complex dtype. Got: {dtypes.from_numpy(a.dtype).name.capitalize()}. "
                 "Convert first: t.float().mean()")
         if dim is None:
-            out = _wrap(np.asarray(a.mean(keepdims=keepdim), dtype=a.dtype))
+            out = _wrap(np.asarray(_mean(a, None, keepdim), dtype=a.dtype))
             if _needs_grad(self):
                 out._set_grad_fn(d.MeanBackward0((_edge(self),), a.shape))
             return out
         dims = self._dims(dim)
-        out = _wrap(np.asarray(a.mean(axis=dims, keepdims=keepdim), dtype=a.dtype))
+        out = _wrap(np.asarray(_mean(a, dims, keepdim), dtype=a.dtype))
         if _needs_grad(self):
             out._set_grad_fn(d.MeanBackward1((_edge(self),), a.shape, dims, keepdim))
         return out
@@ -1130,6 +1140,88 @@ class Tensor:
             else:
                 node = d.VarBackward0((_edge(self),), centered, dims, keep, divisor)
             out._set_grad_fn(node)
+        return out
+
+    def prod(self, dim=None, keepdim=False, dtype=None):
+        """The product of all elements, or along one ``dim``. Integers (and bools) multiply
+        in int64, as in PyTorch."""
+        if dtype is not None:
+            return self.to(dtype).prod(dim, keepdim)
+        a = self._data
+        if a.dtype.kind in "biu":
+            a = a.astype(np.int64)
+        if dim is None:
+            if keepdim:
+                raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
+            out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
+            if _needs_grad(self):
+                out._set_grad_fn(d.ProdBackward0((_edge(self),), a, out._data))
+            return out
+        dim = self._dim(_one_dim("prod", dim))
+        value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
+        out = _wrap(np.asarray(value, dtype=a.dtype))
+        if _needs_grad(self):
+            out._set_grad_fn(d.ProdBackward1((_edge(self),), a, out._data, dim, keepdim))
+        return out
+
+    def cumsum(self, dim, dtype=None):
+        """Running sums along ``dim``: ``out[i] = self[0] + ... + self[i]``."""
+        if dtype is not None:
+            return self.to(dtype).cumsum(dim)
+        dim = self._dim(_one_dim("cumsum", dim))
+        a = self._data
+        if a.dtype.kind in "biu":
+            a = a.astype(np.int64)
+        out = _wrap(a.copy() if a.ndim == 0 else np.cumsum(a, axis=dim))
+        if _needs_grad(self):
+            out._set_grad_fn(d.CumsumBackward0((_edge(self),), dim))
+        return out
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        """The vector p-norm ``(sum |x|^p)^(1/p)`` of all elements or over ``dim``: p=2 (or
+        'fro', the default) is the length, p=1 the sum of |x|, p=inf the largest |x|. As
+        PyTorch, this is ``linalg.vector_norm``; matrix norms ('nuc') are not in minigrad."""
+        if isinstance(p, str):
+            if p == "nuc":
+                raise NotImplementedError("minigrad has no matrix norms: p='nuc' needs PyTorch")
+            if p != "fro":
+                raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+            if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {list(dim)}")
+            p = 2
+        p = 2.0 if p is None else float(p)
+        if not p > 0:
+            raise NotImplementedError(f"norm: minigrad has the p-norms for p > 0 (1, 2, inf, "
+                                      f"...), not p={p}")
+        if dtype is not None:
+            if dtypes.to_numpy(dtype).kind != "f":
+                raise RuntimeError(f"linalg.vector_norm: dtype should be floating point, "
+                                   f"but got {dtype}")
+            return self.to(dtype).norm(p, dim, keepdim)
+        a = self._data
+        if a.dtype.kind != "f":
+            raise RuntimeError(f"linalg.vector_norm: Expected a floating point tensor as input. "
+                               f"Got {self.dtype}: convert it first (t.float())")
+        dims = () if dim is None else self._dims(dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"norm: dim {dims[0]} appears multiple times in the list of dims")
+        dims = dims if dims and a.ndim else tuple(range(a.ndim))  # no dims: all of them
+        magnitude = np.abs(a)
+        if p == np.inf:
+            if any(a.shape[i] == 0 for i in dims):
+                raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                                   "tensor because the operation does not have an identity")
+            value = magnitude.max(axis=dims, keepdims=keepdim)
+        elif p == 1:
+            value = magnitude.sum(axis=dims, keepdims=keepdim)
+        elif p == 2:
+            value = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+        else:
+            value = (magnitude ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
+        out = _wrap(np.asarray(value, dtype=a.dtype))
+        if _needs_grad(self):
+            out._set_grad_fn(d.LinalgVectorNormBackward0((_edge(self),), a, out._data, p, dims,
+                                                         keepdim))
         return out
 
     # ----------------------------------------------------------------- shapes
@@ -1226,7 +1318,8 @@ class Tensor:
 
     def transpose(self, dim0, dim1):
         dim0, dim1 = self._dim(dim0), self._dim(dim1)
-        out = _wrap(np.swapaxes(self._data, dim0, dim1))
+        a = self._data
+        out = _wrap(np.swapaxes(a, dim0, dim1) if a.ndim else a.view())  # 0-dim: no axes
         if _needs_grad(self):
             out._set_grad_fn(note_viewed(d.TransposeBackward0((_edge(self),), dim0, dim1),
                                          self._data, out._data))
@@ -1314,6 +1407,43 @@ class Tensor:
         mark_changed_in_place(self._data)  # a node that saved the old values refuses backward
         if recorded:
             self._set_grad_fn(node)
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """Pick along ``dim`` the positions that ``index`` names; the result has the index's
+        shape. For a 2-D tensor and dim=1: ``out[i][j] = self[i][index[i][j]]``
+        (each row picks its own columns, e.g. the score of each sample's label)."""
+        dim = _one_dim("gather", dim)
+        if not isinstance(index, Tensor):
+            raise TypeError(f"gather(): argument 'index' (position 2) must be Tensor, not "
+                            f"{type(index).__name__}")
+        dim = self._dim(dim)
+        a, idx = self._data, index._data
+        if idx.dtype not in (np.int64, np.int32):
+            raise RuntimeError(f"gather(): Expected dtype int32/int64 for index, got "
+                               f"{index.dtype} (make it an integer tensor: index.long())")
+        # As PyTorch does, see a 0-dim tensor (input or index) as 1-D of size 1.
+        a1, idx1 = a.reshape(a.shape or (1,)), idx.reshape(idx.shape or (1,))
+        if a1.ndim != idx1.ndim:
+            raise RuntimeError(f"Index tensor must have the same number of dimensions as input "
+                               f"tensor: index has {idx.ndim}, input has {a.ndim} "
+                               "(unsqueeze the index to add the missing ones)")
+        if idx.size:
+            for i, (n, m) in enumerate(zip(idx1.shape, a1.shape)):
+                if i != dim and n > m:
+                    raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                                       f"{list(idx.shape)} to be no larger than self "
+                                       f"{list(a.shape)} apart from dimension {dim}")
+            bad = idx1[(idx1 < 0) | (idx1 >= a1.shape[dim])]
+            if bad.size:
+                raise RuntimeError(f"index {bad[0]} is out of bounds for dimension {dim} with "
+                                   f"size {a1.shape[dim]}")
+        key = list(np.indices(idx1.shape, sparse=True))
+        key[dim] = idx1
+        key = tuple(key)
+        out = _wrap(a1[key].reshape(idx.shape))
+        if _needs_grad(self):
+            out._set_grad_fn(d.GatherBackward0((_edge(self),), a.shape, key))
+        return out
 
     # ----------------------------------------------------------------- in-place updates
 
@@ -1460,12 +1590,20 @@ def _with_numpy_names(method):
 
 
 for _name in ("sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-              "all", "any", "softmax", "log_softmax"):
+              "all", "any", "softmax", "log_softmax", "prod", "cumsum", "gather"):
     setattr(Tensor, _name, _with_numpy_names(getattr(Tensor, _name)))
 del _name
 
 
 # --------------------------------------------------------------------- functions on tensors
+
+def _one_dim(op, dim):
+    """PyTorch's TypeError for ops that take a single dim, not a tuple of them."""
+    if not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__} "
+                        f"(one dimension at a time: x.{op}(0).{op}(0) for two)")
+    return int(dim)
+
 
 def _shape_args(args):
     """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""

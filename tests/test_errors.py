@@ -18,6 +18,22 @@ def _setitem_shape_mismatch(lib):
     a[0] = lib.ones(2)
 
 
+def _l1_loss_of_shapes_that_do_not_broadcast(lib):
+    with pytest.warns(UserWarning, match="different to the input size"):
+        lib.nn.L1Loss()(lib.zeros(3, 4), lib.zeros(3))
+
+
+def _clip_a_nan_gradient(lib):
+    w = lib.ones(3, requires_grad=True)
+    w.grad = lib.tensor([1.0, float("nan"), 2.0])
+    lib.nn.utils.clip_grad_norm_([w], 1.0, error_if_nonfinite=True)
+
+
+def _backward_through_a_negative_slope_in_place(lib):
+    h = lib.tensor([-1.0, 2.0], requires_grad=True) * 1
+    lib.nn.functional.leaky_relu(h, -0.1, inplace=True).sum().backward()
+
+
 MISTAKES = {
     "float() of several numbers": lambda lib: float(lib.ones(2)),
     "two inferred dimensions": lambda lib: lib.ones(6).reshape(-1, -1),
@@ -50,6 +66,46 @@ MISTAKES = {
         lib.tensor([True, False, True]), lib.ones(1)),
     "a mask larger than the tensor filled in place": lambda lib: lib.zeros(3).masked_fill_(
         lib.ones(2, 3, dtype=lib.bool), 1.0),
+    "a gather index of floats": lambda lib: lib.zeros(2, 3).gather(1, lib.tensor([[0.0], [1.0]])),
+    "a gather index of int16": lambda lib: lib.zeros(2, 3).gather(
+        1, lib.tensor([[0], [1]], dtype=lib.int16)),
+    "a gather index out of range": lambda lib: lib.zeros(2, 3).gather(1, lib.tensor([[0], [3]])),
+    "a negative gather index": lambda lib: lib.zeros(2, 3).gather(1, lib.tensor([[0], [-1]])),
+    "a gather index with a dimension fewer": lambda lib: lib.zeros(2, 3).gather(
+        1, lib.tensor([0, 1])),
+    "a gather index larger than the input": lambda lib: lib.zeros(2, 3).gather(
+        0, lib.tensor([[0, 1, 1, 0]])),
+    "a gather index that is a list": lambda lib: lib.zeros(2, 3).gather(1, [[0], [1]]),
+    "a gather dim out of range": lambda lib: lib.zeros(2, 3).gather(2, lib.tensor([[0]])),
+    "prod over two dims at once": lambda lib: lib.ones(2, 3).prod(dim=(0, 1)),
+    "cumsum over two dims at once": lambda lib: lib.ones(2, 3).cumsum(dim=(0, 1)),
+    "cumsum over a dim out of range": lambda lib: lib.ones(2, 3).cumsum(2),
+    "the norm of integers": lambda lib: lib.tensor([3, 4]).norm(),
+    "an inf norm of nothing": lambda lib: lib.zeros(0).norm(float("inf")),
+    "a norm over the same dim twice": lambda lib: lib.ones(2, 3).norm(dim=(0, 0)),
+    "a norm of an unknown order": lambda lib: lib.ones(2, 3).norm(p="abc"),
+    "a Frobenius norm over three dims": lambda lib: lib.ones(2, 3, 4).norm(p="fro", dim=(0, 1, 2)),
+    "leaky_relu of integers": lambda lib: lib.nn.functional.leaky_relu(lib.tensor([1, -2])),
+    "leaky_relu of a numpy array": lambda lib: lib.nn.functional.leaky_relu(np.ones(2)),
+    "backward through leaky_relu_ with a negative slope":
+        _backward_through_a_negative_slope_in_place,
+    "l1_loss of shapes that do not broadcast": _l1_loss_of_shapes_that_do_not_broadcast,
+    "l1_loss of a numpy target": lambda lib: lib.nn.functional.l1_loss(lib.ones(2), np.ones(2)),
+    "l1_loss weights of another shape": lambda lib: lib.nn.functional.l1_loss(
+        lib.ones(2, 3), lib.zeros(2, 3), weight=lib.ones(3)),
+    "huber_loss weights of another shape": lambda lib: lib.nn.functional.huber_loss(
+        lib.ones(2, 3), lib.zeros(2, 3), weight=lib.ones(3)),
+    "a mean L1 loss of integers": lambda lib: lib.nn.functional.l1_loss(
+        lib.ones(2, dtype=lib.int64), lib.zeros(2, dtype=lib.int64)),
+    "a smooth L1 loss of integers": lambda lib: lib.nn.functional.smooth_l1_loss(
+        lib.ones(2, dtype=lib.int64), lib.zeros(2, dtype=lib.int64)),
+    "a negative smooth L1 beta": lambda lib: lib.nn.SmoothL1Loss(beta=-1.0)(
+        lib.ones(2), lib.zeros(2)),
+    "a Huber delta of 0": lambda lib: lib.nn.functional.huber_loss(
+        lib.ones(2), lib.zeros(2), delta=0.0),
+    "clipping a nan gradient with error_if_nonfinite": _clip_a_nan_gradient,
+    "vector_to_parameters of a numpy array": lambda lib: lib.nn.utils.vector_to_parameters(
+        np.ones(3), [lib.ones(3)]),
 }
 
 
@@ -74,6 +130,9 @@ def test_messages_say_what_to_do():
         "float() of several numbers": ".tolist()",
         "a model instead of its state_dict": "state_dict()",
         "an integer mask": "mask.bool()",
+        "a gather index of floats": "index.long()",
+        "prod over two dims at once": ".prod(0).prod(0)",
+        "the norm of integers": "t.float()",
     }
     for mistake, hint in hints.items():
         assert hint in str(_raised(mg, mistake)), mistake

@@ -113,6 +113,47 @@ def test_repr_matches_pytorch(torch):
     assert repr(p) == repr(torch.nn.Parameter(torch.tensor([1.0, 2.0])))
 
 
+def test_leaky_relu_and_regression_loss_reprs_match_pytorch(torch):
+    def reprs(lib):
+        nn = lib.nn
+        return [repr(nn.Sequential(nn.Linear(2, 3), nn.LeakyReLU(), nn.LeakyReLU(0.2, inplace=True),
+                                   nn.LeakyReLU(negative_slope=1e-3, inplace=False))),
+                repr(nn.L1Loss()), repr(nn.SmoothL1Loss(beta=0.5)), repr(nn.HuberLoss(delta=2.0))]
+    assert reprs(mg) == reprs(torch)
+
+
+def _leaky_relu_in_place(lib):
+    x = lib.tensor([-1.0, 0.0, 2.0, -3.0], requires_grad=True)
+    h = x * 2
+    out = lib.nn.LeakyReLU(0.1, inplace=True)(h)
+    (out * lib.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    data = lib.tensor([-1.0, 1.0])
+    returned = lib.nn.functional.leaky_relu(data, 0.5, inplace=True)
+    copy = lib.tensor([-1.0, 1.0])
+    lib.nn.functional.leaky_relu(copy, 0.5)
+    return [out is h, h.tolist(), type(h.grad_fn).__name__, x.grad.tolist(),
+            returned is data, data.tolist(), copy.tolist()]
+
+
+def test_leaky_relu_in_place_matches_pytorch(torch):
+    assert _leaky_relu_in_place(mg) == _leaky_relu_in_place(torch)
+
+
+def test_leaky_relu_in_place_refuses_what_pytorch_refuses(torch):
+    for lib in (mg, torch):
+        leaf = lib.tensor([-1.0, 2.0], requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf"):
+            lib.nn.functional.leaky_relu(leaf, inplace=True)
+        assert leaf.tolist() == [-1.0, 2.0] and leaf.grad_fn is None
+        # a negative slope in place: the forward pass works, backward refuses
+        h = leaf * 1
+        out = lib.nn.functional.leaky_relu(h, -0.5, inplace=True)
+        assert out.tolist() == [0.5, 2.0]
+        with pytest.raises(RuntimeError, match="negative slope"):
+            out.sum().backward()
+        assert leaf.grad is None
+
+
 def test_zero_grad_train_eval_and_dtype():
     m = TwoLayer()
     m(mg.randn(2, 3)).sum().backward()
@@ -187,9 +228,36 @@ def _loss_cases():
     scores, labels = R.standard_normal((5, 3)) * 3, R.integers(0, 2, (5, 3)).astype(float)
     soft_labels = R.uniform(0, 1, (5, 3))
     class_weight, pos_weight = np.array([0.5, 2.0, 1.5]), np.array([3.0, 0.5, 1.0])
+    tied = np.where(R.random((5, 3)) < 0.3, target, pred)  # some predictions exactly right
+    element_weight = R.uniform(0.1, 2.0, (5, 3))
     cases = []
     for red in ("mean", "sum", "none"):
         cases += [
+            (f"l1_{red}", lambda L, F, a, red=red: F.l1_loss(a, L.tensor(target), reduction=red),
+             [pred]),
+            (f"l1_ties_{red}", lambda L, F, a, red=red: F.l1_loss(a, L.tensor(target),
+                                                                   reduction=red), [tied]),
+            (f"l1_weight_{red}", lambda L, F, a, red=red: F.l1_loss(
+                a, L.tensor(target), reduction=red, weight=L.tensor(element_weight)), [pred]),
+            (f"l1_module_{red}", lambda L, F, a, b, red=red: L.nn.L1Loss(reduction=red)(a, b),
+             [tied, target]),
+            (f"smooth_l1_{red}", lambda L, F, a, red=red: F.smooth_l1_loss(
+                a, L.tensor(target), reduction=red), [pred]),
+            (f"smooth_l1_beta_{red}", lambda L, F, a, b, red=red: F.smooth_l1_loss(
+                a, b, reduction=red, beta=0.4), [tied, target]),
+            (f"smooth_l1_beta0_{red}", lambda L, F, a, red=red: F.smooth_l1_loss(
+                a, L.tensor(target), reduction=red, beta=0.0), [tied]),
+            (f"smooth_l1_module_{red}", lambda L, F, a, red=red: L.nn.SmoothL1Loss(
+                reduction=red, beta=2.0)(a, L.tensor(target)), [pred]),
+            (f"huber_{red}", lambda L, F, a, red=red: F.huber_loss(
+                a, L.tensor(target), reduction=red), [pred]),
+            (f"huber_delta_{red}", lambda L, F, a, b, red=red: F.huber_loss(
+                a, b, reduction=red, delta=0.3), [tied, target]),
+            (f"huber_weight_{red}", lambda L, F, a, red=red: F.huber_loss(
+                a, L.tensor(target), reduction=red, delta=0.7, weight=L.tensor(element_weight)),
+             [pred]),
+            (f"huber_module_{red}", lambda L, F, a, red=red: L.nn.HuberLoss(
+                reduction=red, delta=1.5)(a, L.tensor(target)), [pred]),
             (f"bce_{red}", lambda L, F, a, red=red: F.binary_cross_entropy(
                 a.sigmoid(), L.tensor(labels), reduction=red), [scores]),
             (f"bce_weight_{red}", lambda L, F, a, red=red: F.binary_cross_entropy(
@@ -254,6 +322,12 @@ def _loss_cases():
          [scores]),
         ("module_bce_logits", lambda L, F, a: L.nn.BCEWithLogitsLoss(
             pos_weight=L.tensor(pos_weight))(a, L.tensor(labels)), [scores]),
+        ("l1_float32_target", lambda L, F, a: F.l1_loss(a, L.tensor(target, dtype=L.float32)),
+         [pred]),
+        ("smooth_l1_float32_target", lambda L, F, a: F.smooth_l1_loss(
+            a, L.tensor(target, dtype=L.float32), beta=0.5), [pred]),
+        ("huber_after_leaky_relu", lambda L, F, a: F.huber_loss(
+            L.nn.LeakyReLU(0.1)(a), L.tensor(target)), [pred]),
     ]
     return {name: (fn, inputs) for name, fn, inputs in cases}
 

@@ -59,6 +59,12 @@ case("masked_fill_tensor_value", [normal(3, 4), normal()],
 case("masked_fill_in_place", [normal(3, 4)],
      lambda lib, a: (a * 1).masked_fill_(a > 0, 0.5) * a)
 
+# dim 0 (or -1) of a 0-dim tensor is the tensor itself
+case("sum_dim_of_0d", [normal()], lambda lib, a: a.sum(0) * a.mean(-1, keepdim=True))
+case("transpose_of_0d", [normal()], lambda lib, a: a.transpose(0, -1))
+
+case("mean_of_nothing", [normal(0, 3)], lambda lib, a: a.mean(0))
+
 # Python numbers on either side
 case("add_scalar", [normal(3, 4)], lambda lib, a: a + 2)
 case("radd_scalar", [normal(3, 4)], lambda lib, a: 2 + a)
@@ -112,6 +118,83 @@ case("sum_dims_tuple", [normal(2, 3, 4)], lambda lib, a: a.sum(dim=(0, 2)))
 case("mean_dims_tuple_keep", [normal(2, 3, 4)], lambda lib, a: a.mean(dim=(0, -1), keepdim=True))
 case("var", [normal(3, 5)], lambda lib, a: a.var(dim=1))
 case("std", [normal(3, 5)], lambda lib, a: a.std())
+
+# prod: without zeros, with one zero, with several (in one slice, in several slices)
+ONE_ZERO = np.array([[1.5, -2.0, 0.5, 3.0], [0.7, 0.0, -1.2, 2.0], [1.1, 0.9, -0.8, 1.3]])
+ZEROS = np.array([[1.5, 0.0, 0.5, 0.0], [0.7, 0.0, -1.2, 2.0], [1.1, 0.9, -0.8, 1.3]])
+case("prod_all", [positive(2, 3, 4) * np.sign(normal(2, 3, 4))], lambda lib, a: a.prod())
+case("prod_all_one_zero", [ONE_ZERO], lambda lib, a: a.prod())
+case("prod_all_zeros", [ZEROS], lambda lib, a: a.prod())
+case("prod_0d", [normal()], lambda lib, a: a.prod())
+case("prod_0d_dim", [normal()], lambda lib, a: a.prod(-1, keepdim=True))
+case("prod_of_lib", [ZEROS], lambda lib, a: lib.prod(a, 1) * lib.prod(a.exp(), -1))
+for dim in (0, 1, -1):
+    for keep in (False, True):
+        tag = f"dim{dim}_keep{keep}"
+        case(f"prod_{tag}", [normal(3, 4)], lambda lib, a, d=dim, k=keep: a.prod(d, keepdim=k))
+        case(f"prod_one_zero_{tag}", [ONE_ZERO], lambda lib, a, d=dim, k=keep: a.prod(d, k))
+        case(f"prod_zeros_{tag}", [ZEROS], lambda lib, a, d=dim, k=keep: a.prod(dim=d, keepdim=k))
+for dim in (0, 2, -2):
+    case(f"prod_3d_dim{dim}", [normal(2, 3, 4)], lambda lib, a, d=dim: a.prod(d))
+
+case("prod_numpy_names", [normal(3, 4)], lambda lib, a: a.prod(axis=1, keepdims=True))
+
+# cumsum
+for dim in (0, 1, 2, -1, -3):
+    case(f"cumsum_dim{dim}", [normal(2, 3, 4)], lambda lib, a, d=dim: a.cumsum(d))
+case("cumsum_1d", [normal(5)], lambda lib, a: lib.cumsum(a, 0) * a)
+case("cumsum_0d", [normal()], lambda lib, a: a.cumsum(0))
+case("cumsum_numpy_names", [normal(3, 4)], lambda lib, a: a.cumsum(axis=0) + lib.cumsum(a, axis=-1))
+
+# norm: p = 2 ('fro'), 1, inf and other p > 0; gradient 0 where the norm is 0
+ZERO_ROW = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.0], [0.5, 0.0, 3.0]])
+INF_TIES = np.array([[2.0, -2.0, 1.0], [0.0, 3.0, -3.0], [0.0, 0.0, 0.0]])
+for p in (2, "fro", 1, float("inf"), 3, 1.5, 0.5):
+    case(f"norm_p{p}_all", [normal(2, 3, 4)], lambda lib, a, p=p: a.norm(p))
+    case(f"norm_p{p}_zero_row_dim1", [ZERO_ROW], lambda lib, a, p=p: a.norm(p, dim=1))
+    case(f"norm_p{p}_zeros_all", [np.zeros((2, 3))], lambda lib, a, p=p: a.norm(p))
+    for dim in (0, -1, (0, 2), (-1, 0)):
+        for keep in (False, True):
+            case(f"norm_p{p}_dim{dim}_keep{keep}", [normal(2, 3, 4)],
+                 lambda lib, a, p=p, d=dim, k=keep: a.norm(p, dim=d, keepdim=k))
+case("norm_default", [normal(3, 4)], lambda lib, a: a.norm())
+case("norm_dim_keyword", [normal(3, 4)], lambda lib, a: a.norm(dim=1, keepdim=True))
+case("norm_0d", [normal()], lambda lib, a: a.norm())
+case("norm_inf_ties", [INF_TIES], lambda lib, a: a.norm(float("inf"), dim=1))
+case("norm_inf_ties_all", [INF_TIES], lambda lib, a: a.norm(float("inf")))
+case("norm_of_lib", [normal(3, 4)], lambda lib, a: lib.norm(a, 1, 0) + lib.norm(a, dim=0))
+case("normalize_rows", [normal(3, 4)], lambda lib, a: a / a.norm(dim=1, keepdim=True))
+
+# gather: index int64 (or int32), smaller than the input off ``dim``, repeats add up
+GATHER_2D = [[0, 2, 2], [1, 0, 3], [3, 3, 3]]
+case("gather_dim1", [normal(3, 4)], lambda lib, a: a.gather(1, lib.tensor(GATHER_2D)))
+case("gather_dim_neg1", [normal(3, 4)], lambda lib, a: a.gather(-1, lib.tensor(GATHER_2D)))
+case("gather_dim0", [normal(4, 3)], lambda lib, a: a.gather(0, lib.tensor(GATHER_2D)))
+case("gather_dim0_smaller", [normal(4, 5)],
+     lambda lib, a: a.gather(0, lib.tensor([[3, 1], [3, 3]])))
+case("gather_dim_neg2_int32", [normal(4, 3)],
+     lambda lib, a: a.gather(-2, lib.tensor(GATHER_2D, dtype=lib.int32)))
+case("gather_3d", [normal(2, 3, 4)],
+     lambda lib, a: a.gather(2, lib.tensor([[[0, 3], [1, 1], [2, 0]], [[3, 3], [0, 1], [2, 2]]])))
+case("gather_3d_dim1", [normal(2, 3, 4)], lambda lib, a: a.gather(1, lib.tensor([[[2, 0, 1, 2]]])))
+case("gather_1d", [normal(5)], lambda lib, a: a.gather(0, lib.tensor([4, 0, 4, 1])))
+case("gather_0d", [normal()], lambda lib, a: a.gather(0, lib.tensor([0, 0])))
+case("gather_0d_index", [normal(3)], lambda lib, a: a.gather(0, lib.tensor(2)))
+case("gather_of_lib_numpy_names", [normal(3, 4)],
+     lambda lib, a: lib.gather(a, axis=1, index=lib.tensor([[1], [0], [3]])))
+case("gather_labels", [normal(5, 3)],  # the score of each sample's label, as in a loss
+     lambda lib, a: a.log_softmax(1).gather(1, lib.tensor([[0], [2], [1], [1], [0]])).mean())
+
+# leaky_relu (PyTorch has it in nn.functional only); the gradient at 0 is the slope
+LEAKY = np.array([[-1.5, 0.0, 2.0], [0.3, -0.2, 0.0]])
+case("leaky_relu", [LEAKY], lambda lib, a: lib.nn.functional.leaky_relu(a))
+case("leaky_relu_slope", [LEAKY], lambda lib, a: lib.nn.functional.leaky_relu(a, 0.2))
+case("leaky_relu_slope_above_1", [LEAKY], lambda lib, a: lib.nn.functional.leaky_relu(a, 3))
+case("leaky_relu_negative_slope", [LEAKY], lambda lib, a: lib.nn.functional.leaky_relu(a, -0.5))
+case("leaky_relu_in_place", [LEAKY],
+     lambda lib, a: lib.nn.functional.leaky_relu(a * 2, 0.1, inplace=True))
+case("leaky_relu_module_in_place", [LEAKY],
+     lambda lib, a: lib.nn.LeakyReLU(0.3, inplace=True)(a - 0.1) * a)
 
 # shapes
 case("reshape", [normal(2, 3, 4)], lambda lib, a: a.reshape(4, 6))
@@ -187,3 +270,38 @@ def test_matches_pytorch(name, torch):
                                        err_msg=f"gradient of input {i}")
     if not name_differs:
         assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+@pytest.mark.parametrize("expression", [
+    "lib.tensor([[1, 2], [3, 4]], dtype=lib.int32).prod()",
+    "lib.tensor([[1, 2], [3, 4]]).prod(1)",
+    "lib.tensor([True, False]).prod()",
+    "lib.tensor([[1, 2], [3, 4]], dtype=lib.int32).cumsum(0)",
+    "lib.tensor([True, True, False]).cumsum(0)",
+    "lib.tensor([[1.0, 2.0], [3.0, 4.0]]).prod(0, dtype=lib.float64)",
+    "lib.tensor([[1.0, 2.0], [3.0, 4.0]]).cumsum(-1, dtype=lib.float64)",
+    "lib.tensor([[3.0, 4.0]]).norm(dim=1, keepdim=True)",
+    "lib.tensor([[3.0, 4.0]]).norm(dtype=lib.float64)",
+    "lib.tensor([[3.0, 4.0]], dtype=lib.float64).norm(float('inf'))",
+    "lib.tensor([[3.0, 4.0]]).norm(keepdim=True)",
+    "lib.tensor(-2.0).norm(1, keepdim=True)",
+    "lib.tensor([1.0, 2.0, 3.0]).norm(p=None, dim=())",
+    "lib.tensor([[1, 2], [3, 4]]).gather(1, lib.tensor([[1], [0]], dtype=lib.int32))",
+    "lib.zeros(2, 3).gather(0, lib.zeros(0, 7, dtype=lib.int64))",
+    "lib.tensor([[1.0, 2.0], [3.0, 4.0]]).gather(1, lib.tensor([[1, 1, 0], [0, 0, 0]]))",
+    "lib.ones(0, 3).prod(0)",
+    "lib.ones(0, 3).norm(float('inf'), dim=1)",
+])
+def test_results_have_pytorchs_values_shapes_and_dtypes(expression, torch):
+    ours, theirs = eval(expression, {"lib": mg}), eval(expression, {"lib": torch})
+    assert ours.dtype.name == str(theirs.dtype).split(".")[1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_the_mean_of_nothing_is_nan_without_a_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" would raise here
+        assert np.isnan(mg.zeros(0).mean().item())
+        assert mg.zeros(0, 3).mean(0).isnan().all().item()

@@ -1,12 +1,15 @@
-"""``minigrad.nn``: modules, layers and losses, as ``torch.nn`` (chapters 6–7)."""
+"""``minigrad.nn``: modules, layers and losses, as ``torch.nn`` (chapters 6–7), and
+``nn.utils`` (gradient clipping, chapter 10)."""
 
-from . import functional, init
-from .layers import (Dropout, Flatten, Identity, Linear, LogSoftmax, ModuleList, ReLU,
+from . import functional, init, utils
+from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU,
                      Sequential, Sigmoid, Softmax, Tanh)
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
+                   NLLLoss, SmoothL1Loss)
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "Tanh",
+__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "Tanh",
            "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout", "MSELoss",
-           "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "functional", "init"]
+           "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "BCEWithLogitsLoss", "functional", "init", "utils"]

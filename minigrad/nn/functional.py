@@ -11,18 +11,48 @@ import numpy as np
 
 from .. import derivatives as d
 from ..graph import unbroadcast
-from ..graph import Node
-from ..tensor import Tensor, _edge, _max_keepdim, _needs_grad, _sigmoid, _wrap
+from ..graph import Node, mark_changed_in_place
+from ..tensor import Tensor, _broadcast_error, _edge, _max_keepdim, _needs_grad, _sigmoid, _wrap
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear", "mse_loss",
-           "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "dropout", "one_hot"]
+__all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear",
+           "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
 def relu(input, inplace=False):
     return input.relu_() if inplace else input.relu()
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where x > 0, ``negative_slope * x`` elsewhere: a ReLU whose negative side keeps
+    a small slope, so a unit that only gets negative inputs still gets a gradient."""
+    _expect_tensor("leaky_relu", "input", 1, input)
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"leaky_relu_cpu" not implemented for {input.dtype}: '
+                                  "use a float tensor (x.float())")
+    slope = float(negative_slope)
+    if not inplace:
+        return _leaky_relu(input, slope)
+    # In place, as Tensor.relu_ does it: recorded in the graph, or a plain numpy update.
+    if input._check_inplace():
+        return input._record_in_place(lambda before: _leaky_relu(before, slope, in_place=True))
+    a = input._data
+    np.copyto(a, a * slope, where=~(a > 0))
+    mark_changed_in_place(a)
+    return input
+
+
+def _leaky_relu(input, slope, in_place=False):
+    a = input._data
+    value = np.where(a > 0, a, a * slope)
+    out = _wrap(value)
+    if _needs_grad(input):
+        node = (d.LeakyReluBackward1((_edge(input),), value, slope) if in_place
+                else d.LeakyReluBackward0((_edge(input),), a, slope))
+        out._set_grad_fn(node)
+    return out
 
 
 def sigmoid(input):
@@ -167,6 +197,123 @@ def mse_loss(input, target, reduction="mean"):
         out._set_grad_fn(MseLossBackward0((_edge(input), _edge(target)), diff, reduction,
                                           (a.shape, b.shape)))
     return out
+
+
+# ------------------------------------------------------------------------ L1, smooth L1, Huber
+
+def _check_pair(name, input, target, reduction):
+    """Both tensors, a known reduction, and PyTorch's warning when the shapes differ (they
+    are then broadcast, which is rarely what was meant)."""
+    _expect_tensor(name, "input", 1, input)
+    _expect_tensor(name, "target", 2, target)
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
+        try:
+            np.broadcast_shapes(input.shape, target.shape)
+        except ValueError:
+            raise _broadcast_error(input._data, target._data, name) from None
+    _check_reduction(reduction)
+
+
+def _weighted(losses, weight, reduction, mean):
+    """PyTorch's optional elementwise ``weight`` of l1_loss and huber_loss: the losses
+    times the weight, then summed, or averaged (``mean`` says how)."""
+    if weight.shape != losses.shape:
+        raise ValueError("Weights and input must have the same size.")
+    weighted = losses * weight
+    if reduction == "none":
+        return weighted
+    return weighted.sum() if reduction == "sum" else mean(weighted)
+
+
+def l1_loss(input, target, reduction="mean", weight=None):
+    """Mean (or sum, or none) of the absolute differences ``|input - target|``. Made of abs
+    and mean as in PyTorch: the gradient is sign(input - target), 0 where they are equal."""
+    _check_pair("l1_loss", input, target, reduction)
+    losses = (input - target).abs()
+    if weight is not None:
+        return _weighted(losses, weight, reduction, lambda w: w.sum() / weight.sum())
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
+class SmoothL1LossBackward0(Node):
+    """smooth_l1 of x = a - b: d/da = x / beta clipped to [-1, 1]; the opposite for b."""
+    __slots__ = ("reduction", "shapes", "width")
+
+    def __init__(self, inputs, diff, reduction, shapes, width):
+        super().__init__(inputs, (diff,))
+        self.reduction, self.shapes, self.width = reduction, shapes, width
+
+    def slope(self, diff):
+        return np.clip(diff / self.width, -1, 1)
+
+    def apply(self, grad):
+        (diff,) = self.saved_arrays()
+        if self.reduction == "mean":
+            grad = grad / diff.size
+        local = grad * self.slope(diff)
+        return (unbroadcast(local, self.shapes[0]) if self.inputs[0] is not None else None,
+                unbroadcast(-local, self.shapes[1]) if self.inputs[1] is not None else None)
+
+
+class HuberLossBackward0(SmoothL1LossBackward0):
+    """huber of x = a - b: d/da = x clipped to [-delta, delta]; the opposite for b."""
+    __slots__ = ()
+
+    def slope(self, diff):
+        return np.clip(diff, -self.width, self.width)
+
+
+def _clipped_loss(name, input, target, reduction, width, losses_of, node_cls):
+    """The losses ``losses_of(|input - target|)`` as one fused op, reduced."""
+    a, b, _ = input._operands(target)
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: convert the '
+                                  "predictions and targets with .float()")
+    diff = a - b
+    losses = losses_of(np.abs(diff))
+    with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is nan
+        out = _wrap(_reduced(losses, reduction, losses.size))
+    if _needs_grad(input, target):
+        out._set_grad_fn(node_cls((_edge(input), _edge(target)), diff, reduction,
+                                  (a.shape, b.shape), width))
+    return out
+
+
+def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
+    """Squared error ``x² / (2 beta)`` where ``|x| < beta`` (x = input - target), absolute
+    error ``|x| - beta / 2`` beyond: the L1 loss with its corner at 0 rounded off."""
+    _check_pair("smooth_l1_loss", input, target, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:  # as PyTorch: the L1 loss itself
+        return l1_loss(input, target, reduction)
+    return _clipped_loss(
+        "smooth_l1_loss", input, target, reduction, beta,
+        lambda z: np.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), SmoothL1LossBackward0)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Squared error ``x² / 2`` where ``|x| < delta`` (x = input - target), and
+    ``delta (|x| - delta / 2)`` beyond: smooth_l1_loss with beta = delta, times delta."""
+    _check_pair("huber_loss", input, target, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+
+    def losses_of(z):
+        return np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+
+    if weight is None:
+        return _clipped_loss("huber_loss", input, target, reduction, delta, losses_of,
+                             HuberLossBackward0)
+    losses = _clipped_loss("huber_loss", input, target, "none", delta, losses_of,
+                           HuberLossBackward0)
+    return _weighted(losses, weight, reduction, lambda w: w.mean())
 
 
 # ------------------------------------------------------------------------ binary cross-entropy

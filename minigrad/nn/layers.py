@@ -12,8 +12,8 @@ from . import init
 from .module import Module, _indent
 from .parameter import Parameter
 
-__all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
-           "Flatten", "Identity", "Dropout"]
+__all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "Softmax",
+           "LogSoftmax", "Flatten", "Identity", "Dropout"]
 
 
 def _check_sizes(in_features, out_features):
@@ -146,6 +146,21 @@ class ReLU(Module):
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    """``x`` where x > 0, ``negative_slope * x`` elsewhere (see ``F.leaky_relu``)."""
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class Tanh(Module):

@@ -1,10 +1,12 @@
-"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss`` (chapter 7), and the binary
-``BCELoss`` and ``BCEWithLogitsLoss``."""
+"""Loss modules: ``MSELoss``, ``CrossEntropyLoss``, ``NLLLoss`` (chapter 7), the binary
+``BCELoss`` and ``BCEWithLogitsLoss``, and the regression losses ``L1Loss``, ``SmoothL1Loss``
+and ``HuberLoss``."""
 
 from . import functional as F
 from .module import Module
 
-__all__ = ["MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
+           "BCELoss", "BCEWithLogitsLoss"]
 
 
 class _Loss(Module):
@@ -21,6 +23,35 @@ class MSELoss(_Loss):
 
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error: ``(input - target).abs().mean()``."""
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared error for differences below ``beta``, absolute error beyond."""
+
+    def __init__(self, reduction="mean", beta=1.0):
+        super().__init__(reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error for differences below ``delta``, ``delta`` times absolute error beyond."""
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
 class CrossEntropyLoss(_Loss):

@@ -1,7 +1,9 @@
-"""``minigrad.optim``: optimizers, as ``torch.optim`` (chapter 8)."""
+"""``minigrad.optim``: optimizers, as ``torch.optim`` (chapter 8), and their learning-rate
+schedulers, ``optim.lr_scheduler`` (chapter 10)."""
 
+from . import lr_scheduler
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
