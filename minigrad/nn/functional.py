@@ -463,8 +463,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
             raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
                              f"{labels.size} (a batch of samples is an input of shape (N, C))")
         labels = labels.reshape(())
-    else:
-        _check_target_shape(input, target)
+    elif labels.shape != logp.shape[:1] + logp.shape[2:]:
+        _refuse_target_shape(input, target)
     if logp.ndim == 3 or logp.ndim > 4:
         # As PyTorch does: the positions are flattened into a 2-D "image" (N, C, 1, -1),
         # and the per-position losses are viewed back in their own shape.
@@ -503,11 +503,10 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return out
 
 
-def _check_target_shape(input, target):
-    """Class indices (N, d1, ...) for log-probabilities (N, C, d1, ...), or say what is wrong."""
+def _refuse_target_shape(input, target):
+    """Say what is wrong with class indices that are not (N, d1, ...) for log-probabilities
+    (N, C, d1, ...)."""
     logp, labels = input._data, target._data
-    if labels.shape == logp.shape[:1] + logp.shape[2:]:
-        return
     if labels.shape == logp.shape:
         raise RuntimeError(f"Expected floating point type for target with class "
                            f"probabilities, got {target.dtype}: one-hot targets are "
