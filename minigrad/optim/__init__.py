@@ -2,8 +2,10 @@
 schedulers, ``optim.lr_scheduler`` (chapter 10)."""
 
 from . import lr_scheduler
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .optimizer import Optimizer
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
