@@ -2,14 +2,17 @@
 ``nn.utils`` (gradient clipping, chapter 10)."""
 
 from . import functional, init, utils
-from .layers import (Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ModuleList, ReLU,
-                     Sequential, Sigmoid, Softmax, Tanh)
+from .layers import (GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ModuleList,
+                     ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Module
+from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
+from .sparse import Embedding
 
-__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "Tanh",
-           "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout", "MSELoss",
-           "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-           "BCEWithLogitsLoss", "functional", "init", "utils"]
+__all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU",
+           "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",
+           "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
+           "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+           "functional", "init", "utils"]

@@ -16,7 +16,8 @@ from ..tensor import Tensor, _broadcast_error, _edge, _max_keepdim, _needs_grad,
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear",
            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot"]
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot",
+           "gelu", "embedding", "batch_norm", "layer_norm"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -61,6 +62,62 @@ def sigmoid(input):
 
 def tanh(input):
     return input.tanh()
+
+
+# ------------------------------------------------------------------------------ GELU
+
+# numpy has no erf (and the core may use nothing but numpy and the standard library), so
+# math.erf runs element by element: as exact as the C library's erf, and fast enough for
+# the course's small arrays.
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_GELU_CUBIC = 0.044715  # the tanh form's coefficient of x³
+
+
+class GeluBackward0(Node):
+    """gelu(a) = a Φ(a), Φ the standard normal CDF: d/da = Φ(a) + a φ(a). The tanh form
+    stands (1 + tanh(k (a + 0.044715 a³))) / 2 for Φ(a) and is differentiated as written."""
+    __slots__ = ("approximate",)
+
+    def __init__(self, inputs, a, approximate):
+        super().__init__(inputs, (a,))
+        self.approximate = approximate
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        if self.approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (a + _GELU_CUBIC * (a * a * a)))
+            slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_OVER_PI * (
+                1 + 3 * _GELU_CUBIC * (a * a))
+        else:
+            slope = 0.5 * (1 + _erf(a * _SQRT_HALF)) + a * _INV_SQRT_2PI * np.exp(-0.5 * a * a)
+        return (grad * slope.astype(a.dtype, copy=False),)
+
+
+def gelu(input, *, approximate="none"):
+    """``x * Φ(x)``, Φ the standard normal CDF: a smooth ReLU (about 0 for x << 0, about x
+    for x >> 0), the activation of transformers. ``approximate="tanh"`` uses
+    ``Φ(x) ≈ (1 + tanh(sqrt(2/π) (x + 0.044715 x³))) / 2`` instead, as GPT-2 did."""
+    _expect_tensor("gelu", "input", 1, input)
+    if not isinstance(approximate, str):
+        raise TypeError(f"gelu(): argument 'approximate' must be str, not "
+                        f"{type(approximate).__name__}: use 'none' or 'tanh'")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh. (got "
+                           f"{approximate!r})")
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"GeluKernelImpl" not implemented for {input.dtype}: use a '
+                                  "float tensor (x.float())")
+    if approximate == "tanh":
+        value = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _GELU_CUBIC * (a * a * a))))
+    else:
+        value = (a * 0.5 * (1 + _erf(a * _SQRT_HALF))).astype(a.dtype, copy=False)
+    if _needs_grad(input):
+        return _wrap(value, GeluBackward0((_edge(input),), a, approximate))
+    return _wrap(value)
 
 
 def _expect_tensor(function, name, position, value):
@@ -658,3 +715,63 @@ def one_hot(tensor, num_classes=-1):
     labels = tensor._data
     n = int(labels.max()) + 1 if num_classes < 0 else num_classes
     return _wrap(np.eye(n, dtype=np.int64)[labels])
+
+
+# ------------------------------------------------------------------------------ embedding
+
+class EmbeddingBackward0(Node):
+    """weight[indices]: each row looked up gets the gradient of its output, a row looked up
+    several times the sum of theirs (``np.add.at``); the padding row gets none."""
+    __slots__ = ("rows", "padding_idx")
+
+    def __init__(self, inputs, indices, rows, padding_idx):
+        super().__init__(inputs, (indices,))
+        self.rows, self.padding_idx = rows, padding_idx
+
+    def apply(self, grad):
+        (indices,) = self.saved_arrays()
+        out = np.zeros((self.rows, grad.shape[-1]), dtype=grad.dtype)
+        np.add.at(out, indices, grad)
+        if self.padding_idx is not None:
+            out[self.padding_idx] = 0
+        return (out,)
+
+
+def _padding_row(padding_idx, rows):
+    """``padding_idx`` as a row number (-1 is the last row); None stays None."""
+    if padding_idx is None:
+        return None
+    if not -rows <= padding_idx < rows:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx + rows if padding_idx < 0 else padding_idx
+
+
+def embedding(input, weight, padding_idx=None):
+    """The rows of ``weight`` (num_embeddings, embedding_dim) that the integers in ``input``
+    pick: a tensor of shape ``input.shape + (embedding_dim,)``. The row ``padding_idx``
+    gets no gradient, so it stays what it is (zeros in nn.Embedding): the vector of the
+    padding that makes short sequences as long as the others."""
+    _expect_tensor("embedding", "indices", 2, input)
+    if weight.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D: one row per index, got shape "
+                           f"{list(weight.shape)}")
+    rows = weight.shape[0]
+    padding_idx = _padding_row(padding_idx, rows)
+    indices = input._data
+    if indices.dtype not in (np.int64, np.int32):
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {input.dtype} instead (while checking arguments for "
+            "embedding): indices are whole numbers, convert them with .long()")
+    if indices.size and (indices.min() < 0 or indices.max() >= rows):
+        bad = indices[(indices < 0) | (indices >= rows)].flat[0]
+        raise IndexError(f"index out of range in self: index {bad} is not a row of the "
+                         f"embedding's weight, whose {rows} rows go from 0 to {rows - 1}")
+    value = weight._data[indices]
+    if _needs_grad(weight):
+        return _wrap(value, EmbeddingBackward0((_edge(weight),), indices, rows, padding_idx))
+    return _wrap(value)
+
+
+# Batch and layer normalisation live in _norms.py; they use the helpers above.
+from ._norms import batch_norm, layer_norm  # noqa: E402

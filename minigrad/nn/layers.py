@@ -12,8 +12,8 @@ from . import init
 from .module import Module, _indent
 from .parameter import Parameter
 
-__all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "Tanh", "Sigmoid", "Softmax",
-           "LogSoftmax", "Flatten", "Identity", "Dropout"]
+__all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU", "Tanh", "Sigmoid",
+           "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout"]
 
 
 def _check_sizes(in_features, out_features):
@@ -161,6 +161,21 @@ class LeakyReLU(Module):
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class GELU(Module):
+    """``x * Φ(x)``, Φ the standard normal CDF: a smooth ReLU, the activation of transformers
+    (see F.gelu). ``approximate="tanh"``: the tanh approximation of Φ."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class Tanh(Module):

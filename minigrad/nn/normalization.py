@@ -1,0 +1,132 @@
+"""Normalisation layers: ``BatchNorm1d`` and ``LayerNorm``, as in ``torch.nn``.
+
+Both rescale what a layer outputs to mean 0 and variance 1 (then learn a scale ``weight``
+and a shift ``bias``), which keeps deep models trainable with larger learning rates.
+``LayerNorm`` normalises each sample on its own and behaves the same at all times.
+``BatchNorm1d`` normalises each feature over the samples of the batch, so it behaves
+differently in training and in evaluation: chapter 10's ``model.train()`` /
+``model.eval()`` is where that matters. While training it uses the batch's statistics
+and keeps running averages of them (buffers, saved in the ``state_dict``); after
+``model.eval()`` it uses those running averages, so a prediction does not depend on the
+other samples of the batch, and a single sample can be evaluated.
+"""
+
+import numbers
+
+from .. import creation, dtypes
+from ..tensor import check_device
+from . import functional as F
+from . import init
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["BatchNorm1d", "LayerNorm"]
+
+
+class BatchNorm1d(Module):
+    """Batch normalisation of (N, C) or (N, C, L) input, per channel C (see F.batch_norm).
+
+    ``momentum``: how far the running statistics move towards each batch's (None: their
+    plain average over all batches so far). ``affine``: learn ``weight`` (ones at first)
+    and ``bias`` (zeros). ``track_running_stats=False``: keep no running statistics, and
+    use the batch's own in eval mode too.
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        check_device(device)
+        dtype = dtype or dtypes.float32
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(creation.empty(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.empty(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=dtypes.int64))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input): "
+                             "BatchNorm1d takes a batch (N, C) or (N, C, L)")
+        tracking = self.training and self.track_running_stats
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if tracking and self.momentum is None:  # the average of all batches so far
+            momentum = 1.0 / (int(self.num_batches_tracked) + 1)
+        # Batch statistics while training, and in eval mode when there are no running ones.
+        use_batch = self.training or self.running_mean is None
+        out = F.batch_norm(input, self.running_mean if not self.training or tracking else None,
+                           self.running_var if not self.training or tracking else None,
+                           self.weight, self.bias, use_batch, momentum, self.eps)
+        if tracking:  # counted once F.batch_norm accepted the batch
+            self.num_batches_tracked.add_(1)
+        return out
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class LayerNorm(Module):
+    """Layer normalisation over the last dimensions, ``normalized_shape`` (an int for the
+    last one), of every sample (see F.layer_norm). ``elementwise_affine``: learn ``weight``
+    (ones at first) and, if ``bias``, ``bias`` (zeros), both of shape ``normalized_shape``."""
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
+        super().__init__()
+        check_device(device)
+        dtype = dtype or dtypes.float32
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
