@@ -13,7 +13,7 @@ import numpy as np
 
 from ..graph import Node, mark_changed_in_place
 from ..tensor import _edge, _needs_grad, _wrap
-from .functional import _expect_tensor
+from ._arguments import _expect_tensor
 
 __all__ = ["batch_norm", "layer_norm"]
 
