@@ -540,3 +540,19 @@ def test_training_loop_with_batch_norm_matches_torch(torch):
     assert ours["state"]["1.num_batches_tracked"].item() == 10
     assert ours["losses"][-1] < ours["losses"][0]
     assert not np.allclose(ours["state"]["1.running_mean"].numpy(), 0)
+
+
+def test_an_empty_batch_changes_no_running_statistic(torch):
+    import warnings
+
+    def empty_batch(lib):
+        bn = lib.nn.BatchNorm1d(3)
+        x = lib.zeros(0, 3, requires_grad=True)
+        out = bn(x)
+        out.sum().backward()
+        return (tuple(out.shape), bn.running_mean.tolist(), bn.running_var.tolist(),
+                int(bn.num_batches_tracked), tuple(x.grad.shape), bn.weight.grad.tolist())
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "Mean of empty slice" would raise here
+        assert empty_batch(mg) == empty_batch(torch)

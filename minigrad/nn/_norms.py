@@ -129,7 +129,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     x = input._data
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)  # one value per channel, broadcast
     axes = (0,) + tuple(range(2, x.ndim))  # every axis but the channels'
-    if training:
+    batch_stats = training and x.size > 0  # an empty batch has none: the running ones stay
+    if training and not batch_stats:
+        centered, invstd = x, np.ones(shape, x.dtype)  # an empty result, as in PyTorch
+    elif training:
         count = x.size // x.shape[1]
         mean = x.mean(axis=axes, keepdims=True)
         centered = x - mean
@@ -144,7 +147,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         centered = x - running_mean._data.reshape(shape)
         invstd = 1 / np.sqrt(running_var._data.reshape(shape) + eps)
     return _scaled(NativeBatchNormBackward0, input, weight, bias, centered * invstd, invstd,
-                   shape, axes if training else None, axes)
+                   shape, axes if batch_stats else None, axes)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
