@@ -115,7 +115,7 @@ class MinimumBackward0(Node):
 
 class MaskedFillBackward0(Node):
     """x.masked_fill(mask, value): the gradient goes to x where the mask is False; a 0-dim
-    tensor ``value`` (MaskedFillBackward1) gets the sum of the rest."""
+    tensor ``value`` (MaskedFillBackward1) gets the sum of the gradient where it is True."""
     __slots__ = ("shape",)
 
     def __init__(self, inputs, mask, shape):
@@ -469,6 +469,27 @@ class MaxBackward0(Node):
 MinBackward0 = type("MinBackward0", (MaxBackward0,), {"__slots__": ()})
 
 
+class AmaxBackward0(Node):
+    """amax over ``dims``: the gradient is shared evenly by the elements equal to the result
+    (PyTorch's rule for ties; max(dim) instead gives it all to the one its index names)."""
+    __slots__ = ("dims", "keepdim")
+
+    def __init__(self, inputs, a, out, dims, keepdim):
+        super().__init__(inputs, (a, out))
+        self.dims, self.keepdim = dims, keepdim
+
+    def apply(self, grad):
+        a, out = self.saved_arrays()
+        if not self.keepdim:
+            grad = np.expand_dims(grad, self.dims)
+            out = np.expand_dims(out, self.dims)
+        hits = a == out
+        return (grad * hits / hits.sum(axis=self.dims, keepdims=True),)
+
+
+AminBackward0 = type("AminBackward0", (AmaxBackward0,), {"__slots__": ()})
+
+
 def _product_of_others(a, axis):
     """For each element of ``a``, the product of the other elements along ``axis``: the
     running product of those before it times that of those after it. No division, so it is
@@ -664,17 +685,20 @@ SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
 
 
 class GatherBackward0(Node):
-    """gather: each value's gradient goes back to where it was picked; repeats add up."""
-    __slots__ = ("shape", "key")
+    """gather: each value's gradient goes back to where it was picked; repeats add up. The
+    index is saved like any array, so changing it in place afterwards makes backward refuse."""
+    __slots__ = ("shape", "dim")
 
-    def __init__(self, inputs, shape, key):
-        super().__init__(inputs)
-        self.shape, self.key = shape, key
+    def __init__(self, inputs, index, shape, dim):
+        super().__init__(inputs, (index,))
+        self.shape, self.dim = shape, dim
 
     def apply(self, grad):
+        (index,) = self.saved_arrays()  # at least 1-D, as gather sees a 0-dim tensor
         out = np.zeros(self.shape, dtype=grad.dtype)
-        # ``key`` indexes the input seen as at least 1-D (as gather sees a 0-dim tensor).
-        np.add.at(out.reshape(out.shape or (1,)), self.key, grad.reshape(grad.shape or (1,)))
+        key = list(np.indices(index.shape, sparse=True))
+        key[self.dim] = index
+        np.add.at(out.reshape(out.shape or (1,)), tuple(key), grad.reshape(index.shape))
         return (out,)
 
 

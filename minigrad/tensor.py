@@ -6,6 +6,7 @@ gradient back to them. ``backward()`` hands the graph to the engine in ``graph``
 """
 
 import functools
+import math
 import numbers
 import warnings
 import weakref
@@ -134,6 +135,17 @@ def _max_keepdim(a, dim):
     if a.ndim == 2 and dim == 1 and a.shape[1] <= 32:
         return np.ascontiguousarray(a.T).max(axis=0)[:, None]
     return a.max(axis=dim, keepdims=True)
+
+
+def _number_as(value, dtype):
+    """A Python number as a 0-dim array of ``dtype``, refused (as PyTorch does) when an integer
+    dtype cannot hold it: inf, nan, or out of range. Floats are truncated toward 0."""
+    if dtype.kind in "iub":
+        if dtype.kind != "b" and not math.isfinite(value):
+            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+        if dtype.kind != "b" and not np.iinfo(dtype).min <= int(value) <= np.iinfo(dtype).max:
+            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    return np.asarray(value).astype(dtype)
 
 
 def _mean(a, axis, keepdims):
@@ -427,9 +439,15 @@ class Tensor:
         return dim % n
 
     def _dims(self, dim):
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        dims = tuple(sorted(self._dim(x) for x in dims))
-        return dims if self._data.ndim else ()  # a 0-dim tensor: dim 0 (or -1) is itself
+        """One dim or several (negative allowed) -> sorted axes. As in PyTorch, no dims at all
+        means every axis, and a 0-dim tensor's dim 0 (or -1) is the tensor itself."""
+        axes = [self._dim(x) for x in ((dim,) if isinstance(dim, int) else dim)]
+        repeated = [axis for i, axis in enumerate(axes) if axis in axes[:i]]
+        if repeated:
+            raise RuntimeError(f"dim {repeated[0]} appears multiple times in the list of dims")
+        if not self._data.ndim:
+            return ()
+        return tuple(sorted(axes)) if axes else tuple(range(self._data.ndim))
 
     # ----------------------------------------------------------------- conversions
 
@@ -947,7 +965,10 @@ class Tensor:
     def masked_fill(self, mask, value):
         """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
         ``value`` is a number or a 0-dim tensor, which then gets a gradient too."""
-        m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+        if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, numbers.Number)):
+            raise TypeError(f"masked_fill() takes a boolean mask Tensor and a number or a 0-dim "
+                            f"Tensor, got ({type(mask).__name__}, {type(value).__name__})")
+        m = mask._data
         if m.dtype != np.bool_:
             raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
                                f"dtype {dtypes.from_numpy(m.dtype)}: compare first "
@@ -957,7 +978,11 @@ class Tensor:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value_tensor.ndim} dimension(s).")
         a = self._data
-        fill = np.asarray(value._data if value_tensor is not None else value).astype(a.dtype)
+        fill = _number_as(value.item() if value_tensor is not None else value, a.dtype)
+        if value_tensor is not None and value_tensor._requires_grad and a.dtype.kind != "f" \
+                and _GradMode.enabled:
+            raise RuntimeError(f"Autograd not support dtype: {self.dtype}: only a float tensor "
+                               "can be filled with a value that requires grad")
         try:
             out = _wrap(np.where(m, fill, a))
         except ValueError:
@@ -1097,11 +1122,32 @@ class Tensor:
         return self._extreme(dim, keepdim, other, np.min, np.argmin,
                              d.MinBackward1, d.MinBackward0, MinResult)
 
-    def amax(self, dim=None, keepdim=False):
-        return self.max() if dim is None else self.max(dim, keepdim).values
+    def amax(self, dim=(), keepdim=False):
+        """The largest value over ``dim`` (one or several; none: all). Ties share the
+        gradient evenly."""
+        return self._extreme_over(dim, keepdim, np.max, d.AmaxBackward0, "amax")
 
-    def amin(self, dim=None, keepdim=False):
-        return self.min() if dim is None else self.min(dim, keepdim).values
+    def amin(self, dim=(), keepdim=False):
+        """The smallest value over ``dim`` (one or several; none: all)."""
+        return self._extreme_over(dim, keepdim, np.min, d.AminBackward0, "amin")
+
+    def _extreme_over(self, dim, keepdim, pick, node_cls, name):
+        a = self._data
+        every_dim = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+        dims = self._dims(() if every_dim else dim)
+        if a.size == 0:  # the max of nothing does not exist
+            if every_dim:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the "
+                                   "'dim' argument.")
+            empty = [axis for axis in dims if a.shape[axis] == 0]
+            if empty:
+                raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have "
+                                 "non-zero size.")
+        out = _wrap(np.asarray(pick(a, axis=dims, keepdims=keepdim)))
+        if _needs_grad(self):
+            out._set_grad_fn(node_cls((_edge(self),), a, out._data, dims, keepdim))
+        return out
 
     def argmax(self, dim=None, keepdim=False):
         if dim is None:
@@ -1157,7 +1203,7 @@ class Tensor:
             if _needs_grad(self):
                 out._set_grad_fn(d.ProdBackward0((_edge(self),), a, out._data))
             return out
-        dim = self._dim(_one_dim("prod", dim))
+        dim = self._dim(_one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
         value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
         out = _wrap(np.asarray(value, dtype=a.dtype))
         if _needs_grad(self):
@@ -1202,10 +1248,7 @@ class Tensor:
         if a.dtype.kind != "f":
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point tensor as input. "
                                f"Got {self.dtype}: convert it first (t.float())")
-        dims = () if dim is None else self._dims(dim)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"norm: dim {dims[0]} appears multiple times in the list of dims")
-        dims = dims if dims and a.ndim else tuple(range(a.ndim))  # no dims: all of them
+        dims = tuple(range(a.ndim)) if dim is None else self._dims(dim)
         magnitude = np.abs(a)
         if p == np.inf:
             if any(a.shape[i] == 0 for i in dims):
@@ -1442,7 +1485,7 @@ class Tensor:
         key = tuple(key)
         out = _wrap(a1[key].reshape(idx.shape))
         if _needs_grad(self):
-            out._set_grad_fn(d.GatherBackward0((_edge(self),), a.shape, key))
+            out._set_grad_fn(d.GatherBackward0((_edge(self),), idx1, a.shape, dim))
         return out
 
     # ----------------------------------------------------------------- in-place updates
@@ -1597,11 +1640,10 @@ del _name
 
 # --------------------------------------------------------------------- functions on tensors
 
-def _one_dim(op, dim):
-    """PyTorch's TypeError for ops that take a single dim, not a tuple of them."""
+def _one_dim(op, dim, hint=""):
+    """PyTorch's TypeError for ops that take a single dim (an int), not a tuple of them."""
     if not isinstance(dim, numbers.Integral):
-        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__} "
-                        f"(one dimension at a time: x.{op}(0).{op}(0) for two)")
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}{hint}")
     return int(dim)
 
 

@@ -61,6 +61,14 @@ MISTAKES = {
         lib.ones(2, dtype=lib.int64), lib.ones(2, dtype=lib.int64)),
     "an in-place update of the wrong shape": _in_place_shape_mismatch,
     "an assignment of the wrong shape": _setitem_shape_mismatch,
+    "a 0-dim input to nll_loss": lambda lib: lib.nn.functional.nll_loss(
+        lib.tensor(1.0), lib.tensor(0)),
+    "a bad fill value": lambda lib: lib.zeros(2).masked_fill(lib.tensor([True, False]), None),
+    "an infinite fill of an integer tensor": lambda lib: lib.tensor([1, 2]).masked_fill(
+        lib.tensor([True, False]), float("inf")),
+    "a repeated dim": lambda lib: lib.ones(2, 2).sum((0, -2)),
+    "an integer tensor filled with a value that requires grad": lambda lib: lib.tensor(
+        [1, 2]).masked_fill(lib.tensor([True, False]), lib.tensor(2.5, requires_grad=True)),
     "an integer mask": lambda lib: lib.zeros(3).masked_fill(lib.tensor([1, 0, 1]), 1.0),
     "a fill value of several numbers": lambda lib: lib.zeros(3).masked_fill(
         lib.tensor([True, False, True]), lib.ones(1)),
@@ -167,3 +175,35 @@ def test_a_refused_masked_fill_changes_nothing():
     with pytest.raises(RuntimeError, match="leaf"):
         leaf.masked_fill_(mg.tensor([True, False]), 0.0)
     assert leaf.tolist() == [1.0, 2.0] and leaf.grad_fn is None
+
+
+def _changed_after_forward(lib, change):
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    index = lib.tensor([1, 0])
+    if change == "gather index":
+        y = x.gather(1, index.unsqueeze(1))
+        index.unsqueeze(1)[0, 0] = 0
+    else:
+        y = lib.nn.functional.cross_entropy(x, index)
+        index[0] = 0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("change", ["gather index", "class targets"])
+def test_changing_saved_indices_in_place_makes_backward_refuse(torch, change):
+    assert _changed_after_forward(mg, change) is None
+    assert _changed_after_forward(torch, change) is None
+
+
+def test_only_ignored_targets_give_a_zero_gradient(torch):
+    def gradients(lib, smoothing):
+        z = lib.tensor([[1.0, 2.0, 3.0], [0.0, 1.0, 0.0]], dtype=lib.float64, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(z, lib.tensor([-100, -100]),
+                                               label_smoothing=smoothing)
+        loss.backward()
+        return np.isnan(loss.item()), z.grad.tolist()
+
+    for smoothing in (0.0, 0.1):
+        assert gradients(mg, smoothing) == gradients(torch, smoothing) == (True, [[0.0] * 3] * 2)

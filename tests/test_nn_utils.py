@@ -161,3 +161,11 @@ def test_a_vector_too_short_is_refused(torch):
         with pytest.raises(RuntimeError):
             lib.nn.utils.vector_to_parameters(lib.ones(4), params)
         assert params[0].tolist() == [[0.0] * 3] * 2
+
+
+def test_a_vector_of_the_wrong_length_changes_no_parameter():
+    model = mg.nn.Linear(2, 3)
+    before = [p.tolist() for p in model.parameters()]
+    with pytest.raises(RuntimeError, match="7 numbers but the parameters need 9"):
+        mg.nn.utils.vector_to_parameters(mg.zeros(7), model.parameters())
+    assert [p.tolist() for p in model.parameters()] == before

@@ -59,6 +59,14 @@ case("masked_fill_tensor_value", [normal(3, 4), normal()],
 case("masked_fill_in_place", [normal(3, 4)],
      lambda lib, a: (a * 1).masked_fill_(a > 0, 0.5) * a)
 
+case("amax_all", [distinct(3, 4)], lambda lib, a: a.amax())
+case("amax_dims", [distinct(2, 3, 4)], lambda lib, a: a.amax((0, -1)))
+case("amax_keepdim", [distinct(3, 4)], lambda lib, a: a.amax(1, keepdim=True))
+case("amin_dim", [distinct(3, 4)], lambda lib, a: a.amin(-2))
+case("amax_ties_share", [normal(3, 4)], lambda lib, a: (a * 0).amax(1) + a.amax())
+case("amin_no_dims_is_all", [distinct(3, 4)], lambda lib, a: a.amin(()))
+case("sum_no_dims_is_all", [normal(3, 4)], lambda lib, a: a.sum(()) + a.mean([]))
+
 # dim 0 (or -1) of a 0-dim tensor is the tensor itself
 case("sum_dim_of_0d", [normal()], lambda lib, a: a.sum(0) * a.mean(-1, keepdim=True))
 case("transpose_of_0d", [normal()], lambda lib, a: a.transpose(0, -1))

@@ -4,6 +4,8 @@ Both normalise ``x`` to ``xhat = (x - mean) / sqrt(var + eps)`` and return
 ``xhat * weight + bias``: batch norm per channel, over the samples of the batch; layer
 norm per sample, over its last dimensions. Each is one fused op whose node applies the
 closed-form gradient, as PyTorch's ``native_batch_norm`` and ``native_layer_norm`` do.
+No chapter teaches them; chapter 10's ``model.train()`` / ``model.eval()`` is what BatchNorm
+depends on.
 """
 
 import math

@@ -16,17 +16,14 @@ from ..graph import Node, mark_changed_in_place
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
-from .loss_functions import (  # noqa: F401  (nodes named here for F.MseLossBackward0, ...)
-    BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0, CrossEntropyProbsBackward,
-    HuberLossBackward0, MseLossBackward0, NllLoss2DBackward0, NllLossBackward0,
-    SmoothL1LossBackward0, binary_cross_entropy, binary_cross_entropy_with_logits,
-    cross_entropy, huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from .loss_functions import (  # noqa: F401  (and F.MseLossBackward0, which chapter 7 shows)
+    MseLossBackward0, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
+    huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear",
            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot",
            "gelu", "embedding", "batch_norm", "layer_norm"]
-
 
 
 def relu(input, inplace=False):

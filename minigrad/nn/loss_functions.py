@@ -37,6 +37,8 @@ def _reduced(losses, reduction, divisor):
     """The loss value from per-element losses: their sum over ``divisor`` ('mean'), their
     sum ('sum'), or the losses themselves ('none')."""
     if reduction == "mean":
+        if not divisor:  # nothing counted (no element, or every target ignored): nan
+            return np.asarray(np.nan, dtype=losses.dtype)
         return np.asarray(losses.sum() / divisor, dtype=losses.dtype)
     if reduction == "sum":
         return np.asarray(losses.sum(), dtype=losses.dtype)
@@ -62,6 +64,17 @@ class MseLossBackward0(Node):
                 unbroadcast(-local, self.shapes[1]) if self.inputs[1] is not None else None)
 
 
+def _warn_if_shapes_differ(input, target, stacklevel):
+    """PyTorch's warning when a loss's input and target shapes differ: they are then
+    broadcast, which is rarely what was meant."""
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.", UserWarning,
+            stacklevel=stacklevel)
+
+
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum, or none) of the squared differences."""
     _expect_tensor("mse_loss", "input", 1, input)
@@ -71,11 +84,7 @@ def mse_loss(input, target, reduction="mean"):
     if input._data.dtype.kind != "f" and target._data.dtype.kind != "f":
         raise NotImplementedError(f"mse_loss is not implemented for {input.dtype} tensors: "
                                   "convert the predictions and targets with .float()")
-    if input.shape != target.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size "
-            f"({input.shape}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=2)
+    _warn_if_shapes_differ(input, target, stacklevel=3)
     a, b, _ = input._operands(target)
     try:
         diff = a - b
@@ -98,10 +107,7 @@ def _check_pair(name, input, target, reduction):
     _expect_tensor(name, "input", 1, input)
     _expect_tensor(name, "target", 2, target)
     if target.shape != input.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size "
-            f"({input.shape}). This will likely lead to incorrect results due to "
-            "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
+        _warn_if_shapes_differ(input, target, stacklevel=4)
         try:
             np.broadcast_shapes(input.shape, target.shape)
         except ValueError:
@@ -168,8 +174,7 @@ def _clipped_loss(name, input, target, reduction, width, losses_of, node_cls):
                                   "predictions and targets with .float()")
     diff = a - b
     losses = losses_of(np.abs(diff))
-    with np.errstate(invalid="ignore", divide="ignore"):  # the mean of nothing is nan
-        out = _wrap(_reduced(losses, reduction, losses.size))
+    out = _wrap(_reduced(losses, reduction, losses.size))
     if _needs_grad(input, target):
         out._set_grad_fn(node_cls((_edge(input), _edge(target)), diff, reduction,
                                   (a.shape, b.shape), width))
@@ -316,18 +321,22 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
 # ------------------------------------------------------------------------------ NLL
 
 class NllLossBackward0(Node):
-    """The gradient of -log_prob[target]: minus the target's weight there, 0 elsewhere."""
+    """The gradient of -log_prob[target]: minus the target's weight there, 0 elsewhere and
+    for ignored targets. ``key`` picks each target's position; the class indices in it are
+    saved too, so changing the targets in place afterwards makes backward refuse."""
     __slots__ = ("shape", "reduction", "total", "key")
 
-    def __init__(self, inputs, picked_weight, key, shape, reduction, total):
-        super().__init__(inputs, (picked_weight,))
+    def __init__(self, inputs, picked_weight, valid, key, classes, shape, reduction, total):
+        super().__init__(inputs, (picked_weight, valid, classes))
         self.key, self.shape, self.reduction, self.total = key, shape, reduction, total
 
     def apply(self, grad):
-        (picked_weight,) = self.saved_arrays()
+        picked_weight, valid, _ = self.saved_arrays()
         scale = -grad / self.total if self.reduction == "mean" else -grad
         if picked_weight is not None:  # None: every sample counts with weight 1
             scale = picked_weight * scale
+        if valid is not None:  # None: no target is ignored
+            scale = np.where(valid, scale, 0)  # 0, even when all are ignored (total 0)
         out = np.zeros(self.shape, dtype=grad.dtype)
         out[self.key] = scale  # each (sample, position) has one target: no repeats
         return (out,)
@@ -347,6 +356,13 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
                            "are int64 tensors (use target.long()), or pass class probabilities "
                            "with the same shape as the input")
     logp, labels = input._data, target._data
+    if weight is None and ignore_index < 0 and logp.ndim == 2 and labels.ndim == 1:
+        fast = _nll_loss_batch(input, logp, labels, reduction)
+        if fast is not None:  # None: something to report, which the general path does
+            return fast
+    if logp.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0): the input holds one "
+                         "log-probability per class, (C,) or (N, C)")
     if logp.ndim == 1:  # one unbatched sample: (C,) with one target
         if labels.ndim > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -366,10 +382,6 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         return losses.view(target.shape) if reduction == "none" else losses
     class_dim = 0 if logp.ndim == 1 else 1
     _check_class_weight(weight, logp.shape[class_dim])
-    if weight is None and ignore_index < 0 and logp.ndim == 2:
-        fast = _nll_loss_batch(input, logp, labels, reduction)
-        if fast is not None:
-            return fast
     classes = logp.shape[class_dim]
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
@@ -384,13 +396,13 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         picked_weight = valid.astype(logp.dtype)
     else:
         picked_weight = weight._data.astype(logp.dtype)[safe] * valid
-    losses = -picked * picked_weight
+    losses = np.where(valid, -picked * picked_weight, 0)  # an ignored target's loss is 0
     total = picked_weight.sum()
     out = _wrap(_reduced(losses, reduction, total))
     if _needs_grad(input):
         node_cls = NllLoss2DBackward0 if logp.ndim == 4 else NllLossBackward0
-        out._set_grad_fn(node_cls((_edge(input),), picked_weight, key, logp.shape,
-                                  reduction, total))
+        out._set_grad_fn(node_cls((_edge(input),), picked_weight, valid, key, labels,
+                                  logp.shape, reduction, total))
     return out
 
 
@@ -426,8 +438,8 @@ def _nll_loss_batch(input, logp, labels, reduction):
         return None
     value = _reduced(-picked, reduction, n)
     if _needs_grad(input):
-        return _wrap(value, NllLossBackward0((_edge(input),), None, (rows, labels), logp.shape,
-                                             reduction, n))
+        return _wrap(value, NllLossBackward0((_edge(input),), None, None, (rows, labels),
+                                             labels, logp.shape, reduction, n))
     return _wrap(value)
 
 
@@ -518,10 +530,10 @@ def _smoothed_indices(input, target, weight, ignore_index, reduction, smoothing,
     log_probs = input.log_softmax(class_dim)
     targets_loss = nll_loss(log_probs, target, weight, ignore_index, reduction)
     classes = input.shape[class_dim]
-    if weight is not None:
+    if weight is not None:  # a constant, in the input's dtype, as nll_loss takes it
         shape = [1] * input.ndim
         shape[class_dim] = classes
-        log_probs = log_probs * weight.reshape(shape)
+        log_probs = log_probs * _wrap(weight._data.astype(log_probs._data.dtype).reshape(shape))
     ignored = target._data == ignore_index
     uniform_loss = (-log_probs.sum(class_dim)).masked_fill(_wrap(ignored), 0.0)
     if reduction == "mean":

@@ -3,7 +3,8 @@
 The layer is a table of ``num_embeddings`` rows of ``embedding_dim`` numbers; its input
 is a tensor of integer indices, and each index is replaced by its row. It computes the
 same as ``one_hot(indices) @ weight`` without building the one-hot matrix, and only the
-rows looked up get a gradient.
+rows looked up get a gradient. No chapter uses it: it is here so that PyTorch code with
+embeddings runs unchanged (chapter 6 teaches the Module and Parameter it is built from).
 """
 
 from .. import creation, dtypes

@@ -1,5 +1,5 @@
 """``minigrad.nn.utils``: gradient clipping and a model's parameters as one vector, as in
-``torch.nn.utils`` (chapter 10, the training loop).
+``torch.nn.utils``. No chapter uses them; they belong in a training loop like chapter 10's.
 
 Clipping goes between ``loss.backward()`` and ``optimizer.step()``::
 
@@ -77,6 +77,11 @@ def vector_to_parameters(vec, parameters):
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected minigrad.Tensor, but got: {type(vec).__module__}."
                         f"{type(vec).__name__}")
+    parameters = _as_list(parameters)
+    needed = sum(p.numel() for p in parameters)
+    if vec.numel() < needed:  # checked first, so that no parameter changes
+        raise RuntimeError(f"the vector has {vec.numel()} numbers but the parameters need "
+                           f"{needed}: use parameters_to_vector() of the same parameters")
     pointer = 0
     for param in parameters:
         n = param.numel()

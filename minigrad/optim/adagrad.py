@@ -1,5 +1,5 @@
-"""Adagrad (chapter 8, where a learner meets optimizers): the same update as
-``torch.optim.Adagrad``, step for step.
+"""Adagrad: the same update as ``torch.optim.Adagrad``, step for step. No chapter uses it;
+chapter 8 teaches optimizers with SGD and Adam, and this one follows the same pattern.
 
 Per parameter, the sum of every squared gradient so far (``sum``) divides the step, so a
 weight that has had large gradients takes ever smaller steps:

@@ -1,5 +1,5 @@
-"""RMSprop (chapter 8, where a learner meets optimizers): the same update as
-``torch.optim.RMSprop``, step for step.
+"""RMSprop: the same update as ``torch.optim.RMSprop``, step for step. No chapter uses it;
+chapter 8 teaches optimizers with SGD and Adam, and this one follows the same pattern.
 
 Per parameter, a running average of the squared gradient (``square_avg``) scales each
 weight's step: ``p -= lr * g / (sqrt(square_avg) + eps)``. Options as in PyTorch: weight
