@@ -23,6 +23,22 @@ from .parameter import Parameter
 __all__ = ["BatchNorm1d", "LayerNorm"]
 
 
+def _scale_and_shift(module, shape, dtype, learnt, bias):
+    """The learnt ``weight`` and ``bias`` of a normalisation layer (or None for each)."""
+    module.register_parameter(
+        "weight", Parameter(creation.empty(shape, dtype=dtype)) if learnt else None)
+    module.register_parameter(
+        "bias", Parameter(creation.empty(shape, dtype=dtype)) if learnt and bias else None)
+
+
+def _reset_scale_and_shift(module):
+    """Scale 1 and shift 0: the layer starts as a plain normalisation."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class BatchNorm1d(Module):
     """Batch normalisation of (N, C) or (N, C, L) input, per channel C (see F.batch_norm).
 
@@ -39,15 +55,7 @@ class BatchNorm1d(Module):
         dtype = dtype or dtypes.float32
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(creation.empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _scale_and_shift(self, (num_features,), dtype, affine, bias)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
@@ -65,10 +73,7 @@ class BatchNorm1d(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_scale_and_shift(self)
 
     def forward(self, input):
         if input.dim() not in (2, 3):
@@ -107,22 +112,11 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _scale_and_shift(self, self.normalized_shape, dtype, elementwise_affine, bias)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_scale_and_shift(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
