@@ -96,25 +96,6 @@ def test_set_to_none_false_gives_the_same_updates(name, problem):
         np.testing.assert_allclose(x, y, rtol=1e-12)
 
 
-def test_float32_adam_stays_close_to_pytorch(problem, torch):
-    weights, x, y = problem
-    results = []
-    for lib in (mg, torch):
-        model = lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.ReLU(), lib.nn.Linear(8, 3))
-        with lib.no_grad():
-            for p, w in zip(model.parameters(), weights):
-                p.copy_(lib.tensor(w, dtype=lib.float32))
-        opt = lib.optim.Adam(model.parameters(), lr=0.01)
-        for _ in range(25):
-            opt.zero_grad()
-            lib.nn.functional.cross_entropy(model(lib.tensor(x, dtype=lib.float32)), lib.tensor(y)).backward()
-            opt.step()
-        results.append([p.detach().numpy() for p in model.parameters()])
-    for a, b in zip(*results):
-        assert a.dtype == np.float32
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-
-
 def test_zero_grad_modes():
     w = mg.tensor([1.0, 2.0], requires_grad=True)
     opt = optim.SGD([w], lr=0.1)
@@ -232,7 +213,7 @@ def test_rmsprop_and_adagrad_match_pytorch_in_float64(name, problem, torch):
     assert all(group[k] == tgroup[k] for k in group if k != "params")
 
 
-@pytest.mark.parametrize("kind", ["RMSprop", "Adagrad"])
+@pytest.mark.parametrize("kind", ["Adam", "RMSprop", "Adagrad"])
 def test_float32_parameters_stay_float32_and_close_to_pytorch(kind, problem, torch):
     weights, x, y = problem
     results = []
