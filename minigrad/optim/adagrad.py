@@ -52,16 +52,12 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
             weight_decay = group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue  # no gradient (set_to_none, frozen or unused): leave p alone
-                param = p._data
+            for p, param, grad in self._gradients(group):
                 state = self.state[p]
                 if not state:  # a group added later: PyTorch takes the constructor's value
                     self._init_state(p, self.defaults["initial_accumulator_value"])
                 state["step"]._data += 1
                 step = float(state["step"]._data)
-                grad = p.grad._data if not group["maximize"] else -p.grad._data
                 if weight_decay != 0:
                     grad = grad + weight_decay * param
                 clr = lr / (1 + (step - 1) * lr_decay)

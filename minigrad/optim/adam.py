@@ -39,11 +39,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                param = p._data
-                grad = p.grad._data if not group["maximize"] else -p.grad._data
+            for p, param, grad in self._gradients(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = _wrap(np.zeros((), dtype=np.float32))

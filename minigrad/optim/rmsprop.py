@@ -44,11 +44,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             weight_decay, momentum = group["weight_decay"], group["momentum"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue  # no gradient (set_to_none, frozen or unused): leave p alone
-                param = p._data
-                grad = p.grad._data if not group["maximize"] else -p.grad._data
+            for p, param, grad in self._gradients(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = _wrap(np.zeros((), dtype=np.float32))
