@@ -3,33 +3,73 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+# The versions CI saw (`make lock` writes them); `make test-latest` leaves them out on purpose.
+CONSTRAINTS ?= -c constraints.txt
+PIP_INSTALL := $(PY) -m pip install --disable-pip-version-check --progress-bar off $(CONSTRAINTS)
+# This machine's pip warns once per package about a missing local wheel folder; drop only
+# those lines (sed never fails, so pipefail still reports a failed install).
+PIP_OUTPUT := sed -u -e '/is ignored: it is neither a file nor a directory/d' -e '/^Requirement already satisfied/d'
 # JupyterLab refuses to start as root unless told it is fine.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
-# This machine's pip prints a warning per package about a missing local index; drop those.
-QUIET_PIP := grep -v "is ignored: it is neither a file nor a directory" || true
+NBVAL := $(PY) -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env \
+	--nbval-sanitize-with tests/nbval_sanitize.cfg
+# Lab-wide settings for this venv: no "news" pop-up, no update check.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: setup system lab test test-unit test-notebooks browser-test notebooks figures slides student bench clean
+.PHONY: setup setup-course system lab test test-lint test-unit test-notebooks \
+	test-notebooks-other-blas test-blas-kernels browser-test browser-test-if-possible \
+	test-latest lock notebooks figures slides student bench clean
 
-setup: $(STAMP) system
+# Two stamps: the course (what a student needs) and the tests on top (PyTorch, Playwright).
+COURSE_STAMP := $(VENV)/.course-installed
+TEST_STAMP := $(VENV)/.test-installed
 
-$(STAMP): pyproject.toml
+setup-course: $(COURSE_STAMP) $(LAB_OVERRIDES) system
+setup: $(TEST_STAMP) $(LAB_OVERRIDES) system
+
+$(PY):
 	@scripts/system_packages.sh python
+	@echo "== creating $(VENV) =="
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[course,test]' 2>&1 | $(QUIET_PIP)
-	$(PY) -c "import minigrad, numpy, pytest"  # fail here, not later, if the install broke
+
+$(COURSE_STAMP): pyproject.toml constraints.txt | $(PY)
+	@echo "== installing minigrad and the course's packages (versions from constraints.txt) =="
+	$(PIP_INSTALL) -e '.[course]' 2>&1 | $(PIP_OUTPUT)
+	$(PY) -c "import minigrad, jupyterlab, matplotlib, ipywidgets, graphviz"  # fail here if the install broke
 	touch $@
+
+$(TEST_STAMP): $(COURSE_STAMP)
+	@echo "== installing the test tools: pytest, nbval, PyTorch (CPU), Playwright =="
+	$(PIP_INSTALL) -e '.[course,test]' 2>&1 | $(PIP_OUTPUT)
+	$(PY) -c "import pytest, nbval, torch, playwright"  # fail here if the install broke
+	touch $@
+
+$(LAB_OVERRIDES): scripts/jupyterlab_overrides.json | $(PY)
+	mkdir -p $(dir $@)
+	cp $< $@
 
 system:
 	@scripts/system_packages.sh graphviz
 
-lab: setup
+lab: setup-course
 	$(VENV)/bin/jupyter lab notebooks/ $(ROOT_FLAG)
 
-test: setup test-unit test-notebooks browser-test-if-possible
+# Every step runs even when one before it fails; the summary names the failed ones.
+TEST_STEPS := test-lint test-unit test-notebooks test-notebooks-other-blas browser-test-if-possible
+test: setup
+	@failed=""; for step in $(TEST_STEPS); do \
+		echo "== make $$step =="; start=$$SECONDS; \
+		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
+		echo "== make $$step: $$((SECONDS - start)) s =="; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
+	echo "all test steps passed: $(TEST_STEPS)"
+
+test-lint: setup
+	$(PY) scripts/lint_notebooks.py notebooks
 
 test-unit: setup
 	$(PY) -m pytest -q tests
@@ -37,11 +77,35 @@ test-unit: setup
 test-notebooks: setup
 ifneq ($(NOTEBOOKS),)
 	$(PY) -c "import matplotlib.pyplot"  # build the font cache before nbval compares stderr
-	$(PY) -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg notebooks/
+	$(NBVAL) notebooks/
 else
 	@echo "no notebooks yet: nothing for nbval to run"
 endif
+
+# The stored outputs must not depend on the CPU's BLAS kernel or the thread count: run them
+# again with an old kernel on one thread, which sums in another order than most machines.
+test-notebooks-other-blas: setup
+	OPENBLAS_CORETYPE=Prescott OPENBLAS_NUM_THREADS=1 $(NBVAL) notebooks/
+
+# Slower, for when a chapter's numbers change: three kernels, one and two threads each.
+test-blas-kernels: setup
+	@for core in Prescott Sandybridge Haswell; do for threads in 1 2; do \
+		echo "== nbval with OPENBLAS_CORETYPE=$$core OPENBLAS_NUM_THREADS=$$threads =="; \
+		OPENBLAS_CORETYPE=$$core OPENBLAS_NUM_THREADS=$$threads $(NBVAL) notebooks/; \
+	done; done
+
+# Against the newest releases, in .venv-latest, so that drift is seen on purpose.
+test-latest:
+	$(MAKE) --no-print-directory VENV=.venv-latest CONSTRAINTS= test-unit test-notebooks
+
+# Rewrite constraints.txt from a fresh install of the newest versions the extras allow.
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --disable-pip-version-check --progress-bar off -e '.[course,test]' 2>&1 | $(PIP_OUTPUT)
+	.venv-lock/bin/python scripts/write_constraints.py > constraints.txt
+	rm -rf .venv-lock
+	@echo "constraints.txt rewritten: run make test, then commit it"
 
 notebooks: setup  ## re-execute every notebook in place (after a change to what the package prints)
 	$(PY) -c "import matplotlib.pyplot"
@@ -49,14 +113,14 @@ notebooks: setup  ## re-execute every notebook in place (after a change to what 
 		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
 		--NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor $(NOTEBOOKS)
 
-figures: setup
+figures: setup-course
 	$(PY) -m minigrad.teach.figures figures
 
-slides: setup  ## offline reveal.js decks in build/slides (npm fetches reveal.js once)
+slides: setup-course  ## offline reveal.js decks in build/slides (npm fetches reveal.js once)
 	@scripts/system_packages.sh npm
 	$(PY) scripts/build_slides.py
 
-student: setup  ## the course without solutions, in build/student
+student: setup-course  ## the course without solutions, in build/student
 	$(PY) scripts/make_student.py
 
 browser-test: setup slides  ## every chapter run in JupyterLab in headless Chromium, every deck shown
@@ -73,4 +137,4 @@ bench: setup
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build .pytest_cache
+	rm -rf $(VENV) .venv-latest .venv-lock build .pytest_cache

@@ -2,8 +2,10 @@
 
 Each cell tagged ``solution`` gets its stub instead (``metadata.minigrad.stub``, or
 ``# your code here``), shown open rather than collapsed; solution and check cells lose
-their stored outputs. The checks still run in the copy and say "no answer yet" until the
-learner writes one. The original notebooks are only read.
+their stored outputs. The speaker notes (cells of slide type ``notes``) are left out: they
+are written for the instructor and discuss the exercises' answers. The checks still run in
+the copy and say "no answer yet" until the learner writes one. The original notebooks are
+only read.
 
     python scripts/make_student.py [output folder, default build/student]
 """
@@ -15,6 +17,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_STUB = "# your code here"
+
+
+def is_speaker_note(cell):
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
 
 
 def student_cell(cell):
@@ -40,7 +46,7 @@ def make_student_copy(source, destination):
     written = []
     for notebook in sorted(source.glob("*.ipynb")):
         nb = json.loads(notebook.read_text(encoding="utf-8"))
-        nb["cells"] = [student_cell(c) for c in nb["cells"]]
+        nb["cells"] = [student_cell(c) for c in nb["cells"] if not is_speaker_note(c)]
         target = destination / notebook.name
         target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         written.append(target)

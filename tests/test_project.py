@@ -8,7 +8,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-CONDA_NAMES = {"python-graphviz": "graphviz"}  # conda-forge name -> PyPI name
+# conda-forge name -> PyPI name, where they differ (checked against the conda-forge feedstocks:
+# python-graphviz-feedstock, jupyterlab_rise-feedstock)
+CONDA_NAMES = {"python-graphviz": "graphviz", "jupyterlab_rise": "jupyterlab-rise"}
 CONDA_ONLY = {"python", "pip", "graphviz"}  # the interpreter, pip, and graphviz's `dot`
 
 
@@ -16,11 +18,11 @@ def _name(spec):
     return re.split(r"[<>=!~ \[]", spec.strip(), maxsplit=1)[0].lower()
 
 
-def test_environment_yml_names_the_same_dependencies_as_pyproject():
+def test_environment_yml_names_the_course_dependencies_of_pyproject():
+    """conda users get what `make lab` installs: the package and its course extra, not the
+    test tools (PyTorch would bring several GB of CUDA libraries)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = {_name(s): s for s in project["dependencies"]}
-    for extra in project["optional-dependencies"].values():
-        wanted.update({_name(s): s for s in extra})
+    wanted = {_name(s): s for s in project["dependencies"] + project["optional-dependencies"]["course"]}
 
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     assert env["channels"] == ["conda-forge"]
@@ -67,3 +69,41 @@ def test_stored_outputs_print_each_cell_in_one_piece():
             kinds = [(o["output_type"], o.get("name")) for o in cell.get("outputs", [])]
             assert not any(k == nxt and k[0] == "stream" for k, nxt in zip(kinds, kinds[1:])), \
                 f"{path.name} cell {i}: one print split into several outputs"
+
+
+def _pins():
+    from packaging.utils import canonicalize_name
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    pairs = [line.split("==") for line in lines if line and not line.startswith("#")]
+    return {canonicalize_name(name): version for name, version in pairs}
+
+
+def test_constraints_pin_every_dependency_inside_its_range():
+    """`make lab` and `make test` install with constraints.txt; `make lock` rewrites it. A
+    dependency added to pyproject.toml without `make lock` would be installed unpinned."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    specs = project["dependencies"] + [s for extra in project["optional-dependencies"].values() for s in extra]
+    pins = _pins()
+    for spec in specs:
+        requirement = Requirement(spec)
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{name} is not in constraints.txt: run make lock"
+        assert requirement.specifier.contains(pins[name]), f"{name}=={pins[name]} is outside {spec}"
+    assert "minigrad" not in pins and not any("+" in v for v in pins.values())
+
+
+def test_jupyterlab_overrides_use_settings_that_exist():
+    """The news pop-up is switched off by settings JupyterLab really has (its own schemas)."""
+    import sys
+    overrides = json.loads((ROOT / "scripts" / "jupyterlab_overrides.json").read_text())
+    schemas = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas"
+    for plugin, values in overrides.items():
+        package, name = plugin.split(":")
+        schema = json.loads((schemas / package / f"{name}.json").read_text())
+        for key, value in values.items():
+            prop = schema["properties"][key]
+            allowed = [choice["const"] for choice in prop.get("oneOf", [])]
+            assert value in allowed if allowed else isinstance(value, {"boolean": bool, "string": str}[prop["type"]])
+    assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"

@@ -73,6 +73,24 @@ def test_no_solution_survives(student):
             assert cell["outputs"] == [], "a stored ✓ would give the answer away"
 
 
+def test_no_speaker_note_survives(student):
+    """The speaker notes discuss the exercises' answers ("the weight lands at ..."): the copy
+    for students keeps every other cell, in order, and none of the notes' text."""
+    for path in NOTEBOOKS:
+        original = json.loads(path.read_text())["cells"]
+        notes = ["".join(c["source"]) for c in original
+                 if c["metadata"].get("slideshow", {}).get("slide_type") == "notes"]
+        assert notes, f"{path.name} has no speaker notes to leave out"
+        copy = student[path.name]["cells"]
+        assert len(copy) == len(original) - len(notes)
+        texts = ["".join(c["source"]) for c in copy]
+        for note in notes:
+            assert note not in texts, f"{path.name}: a speaker note survives"
+        others = [c["cell_type"] for c in original
+                  if c["metadata"].get("slideshow", {}).get("slide_type") != "notes"]
+        assert [c["cell_type"] for c in copy] == others
+
+
 def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path):
     """Run one chapter's student copy: every check prints ✗ and the notebook does not stop."""
     nbformat = pytest.importorskip("nbformat")

@@ -157,6 +157,13 @@ def test_plots_summarise_their_numbers_and_write_files(tmp_path):
     assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")
 
 
+def test_plot_summary_rounds_to_the_digits_asked_for():
+    """A chaotic run's last digits depend on the CPU: the text form can round them away."""
+    curves = {"run": [158.76259, 110.92354, 0.0819123]}
+    assert repr(teach.plot_losses(curves, title="T")) == "T:\n  run: 158.8 -> 0.08191 (min 0.08191, 3 points)"
+    assert repr(teach.plot_losses(curves, title="T", digits=3)) == "T:\n  run: 159 -> 0.0819 (min 0.0819, 3 points)"
+
+
 def test_show_source_is_the_real_source():
     view = teach.show_source(mg.Tensor.backward)
     text = repr(view)

@@ -12,8 +12,8 @@ from . import style
 __all__ = ["Chart", "plot_losses", "plot_curves", "plot_tangent", "plot_function"]
 
 
-def _number(v):
-    return f"{v:.4g}"
+def _number(v, digits=4):
+    return f"{v:.{digits}g}"
 
 
 class Chart:
@@ -62,7 +62,7 @@ def _figure(figsize=None):
 
 
 def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, log=False,
-                alt=None, xs=None, xlog=False, styles=None, markers=False, ylim=None):
+                alt=None, xs=None, xlog=False, styles=None, markers=False, ylim=None, digits=4):
     """Several named curves on one chart: ``{"with zero_grad": [...], "without": [...]}``.
 
     xs       the x values (shared by all curves; default 1, 2, ..., n)
@@ -70,6 +70,8 @@ def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, lo
     styles   {curve name: matplotlib line style}, e.g. {"central": "--"}
     markers  draw a dot at every point
     ylim     (low, high) for the y axis, e.g. (0, None) to start at zero
+    digits   significant digits of the numbers in the text form: fewer for a chaotic run,
+             whose last digits depend on the CPU's rounding
     """
     import matplotlib
     styles = styles or {}
@@ -81,8 +83,8 @@ def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, lo
             x_values = np.arange(1, len(values) + 1) if xs is None else np.asarray(xs, dtype=float)
             ax.plot(x_values, values, label=name, color=style.PALETTE[i % len(style.PALETTE)],
                     linestyle=styles.get(name, "-"), marker="o" if markers else None)
-            lines.append(f"  {name}: {_number(values[0])} -> {_number(values[-1])} "
-                         f"(min {_number(min(values))}, {len(values)} points)")
+            first, last, low = (_number(v, digits) for v in (values[0], values[-1], min(values)))
+            lines.append(f"  {name}: {first} -> {last} (min {low}, {len(values)} points)")
         if log:
             ax.set_yscale("log")
         if xlog:
@@ -106,12 +108,12 @@ def plot_curves(curves, title=None, xlabel="step", ylabel="value", path=None, lo
     return chart
 
 
-def plot_losses(curves, title=None, path=None, log=False):
+def plot_losses(curves, title=None, path=None, log=False, digits=4):
     """Loss per epoch for one or several runs (a list, or a dict of named lists)."""
     if not isinstance(curves, dict):
         curves = {"loss": curves}
     return plot_curves(curves, title=title or "Training loss", xlabel="epoch", ylabel="loss",
-                       path=path, log=log)
+                       path=path, log=log, digits=digits)
 
 
 def plot_function(f, xs, title=None, path=None, label="f(x)", xlabel="x"):
