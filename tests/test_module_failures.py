@@ -216,3 +216,19 @@ def test_non_persistent_buffers_stay_out_of_the_state_dict(torch):
 
     assert run(mg) == run(torch)
     assert run(mg)[0] == ["weight", "bias", "kept"]
+
+
+@pytest.mark.parametrize("bad", ["a list with a string in it", "a number"])
+def test_module_list_extend_checks_everything_first(bad, torch):
+    def extend(lib, modules):
+        others = [lib.nn.Linear(1, 1), "relu"] if bad.startswith("a list") else 3
+        with pytest.raises(TypeError) as error:
+            modules.extend(others)
+        return error
+
+    theirs = torch.nn.ModuleList([torch.nn.ReLU()])
+    their_error = extend(torch, theirs)
+    ours = mg.nn.ModuleList([mg.nn.ReLU()])
+    our_error = extend(mg, ours)
+    assert str(our_error.value) == str(their_error.value)
+    assert [type(m).__name__ for m in ours] == ["ReLU"]  # (PyTorch kept the Linear)
