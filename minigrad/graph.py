@@ -28,9 +28,12 @@ __all__ = [
 
 class _ThreadGradMode(threading.local):
     """Whether ops record the graph, for each thread on its own (as in PyTorch): a
-    ``no_grad()`` block in one thread leaves every other thread recording. The class
-    attribute is the default that every thread, the first and each new one, starts with."""
-    enabled = True
+    ``no_grad()`` block in one thread leaves every other thread recording."""
+
+    def __init__(self):
+        # Run once in every thread that reads it (threading.local's rule): each thread,
+        # the first and each new one, starts recording.
+        self.enabled = True
 
 
 # One object, read by ops on every call as ``_GradMode.enabled``: an attribute of a
