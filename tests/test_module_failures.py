@@ -232,3 +232,26 @@ def test_module_list_extend_checks_everything_first(bad, torch):
     our_error = extend(mg, ours)
     assert str(our_error.value) == str(their_error.value)
     assert [type(m).__name__ for m in ours] == ["ReLU"]  # (PyTorch kept the Linear)
+
+
+TO_CALLS = {
+    "a device object": lambda lib: ((lib.device("cpu"),), {}),
+    "a device string": lambda lib: (("cpu",), {}),
+    "dtype=None": lambda lib: ((), {"dtype": None}),
+    "device=None": lambda lib: ((), {"device": None}),
+    "device and float32": lambda lib: (("cpu", lib.float32), {}),
+    "a float32 tensor": lambda lib: ((lib.ones(1),), {}),
+    "float16 by keyword": lambda lib: ((), {"dtype": lib.float16}),
+}
+
+
+@pytest.mark.parametrize("call", list(TO_CALLS))
+def test_to_changes_the_dtype_only_when_asked(call, torch):
+    """A float64 model moved to a device stays float64 (it used to become float32)."""
+    def run(lib):
+        model = lib.nn.Linear(2, 2).double()
+        args, kwargs = TO_CALLS[call](lib)
+        assert model.to(*args, **kwargs) is model
+        return str(model.weight.dtype).split(".")[1]
+
+    assert run(mg) == run(torch)

@@ -9,6 +9,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .. import dtypes
 from ..graph import no_grad
 from ..tensor import Tensor, _wrap
 from .parameter import Parameter
@@ -40,6 +41,14 @@ def _load_problem(key, value, target):
         return (f"size mismatch for {key}: copying a param with shape {value.shape} from "
                 f"checkpoint, the shape in current model is {target.shape}.")
     return None
+
+
+def _dtype_asked_of_to(args, kwargs):
+    """The dtype that ``.to(*args, **kwargs)`` asks for, or None if it asks for none (only a
+    device, or ``dtype=None``). Tensor.to checks the arguments; two probes of different
+    dtypes end up with the same one exactly when a dtype was asked for."""
+    probes = [_wrap(np.zeros(0, dt)).to(*args, **kwargs) for dt in (np.float32, np.float64)]
+    return probes[0].dtype if probes[0].dtype == probes[1].dtype else None
 
 
 class Module:
@@ -313,20 +322,19 @@ class Module:
         return self._cast(np.float16)
 
     def to(self, *args, **kwargs):
-        """``model.to(minigrad.float64)``, ``model.to("cpu")``, ``model.to(other_tensor)``:
-        floating parameters and buffers take the dtype. Only floating dtypes are accepted
-        (a model's parameters must be able to require grad); a bad argument raises before
-        anything changes."""
-        probe = _wrap(np.zeros(0, np.float32)).to(*args, **kwargs)  # checks device and dtype
-        if "dtype" in kwargs or any(not isinstance(a, str) for a in args):
-            dtype = probe.dtype
-            if not probe.is_floating_point():
-                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
-                                f"but got desired dtype={dtype}: parameters must stay floating "
-                                "point to be learnt (convert the input instead, or "
-                                "model.to(minigrad.float64))")
-            return self._cast(probe._data.dtype)
-        return self
+        """``model.to(minigrad.float64)``, ``model.to("cpu")``, ``model.to(device)``,
+        ``model.to(other_tensor)``: floating parameters and buffers take the dtype, if one is
+        given. Only floating dtypes are accepted (a model's parameters must be able to
+        require grad); a bad argument raises before anything changes."""
+        dtype = _dtype_asked_of_to(args, kwargs)
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
+                            f"but got desired dtype={dtype}: parameters must stay floating "
+                            "point to be learnt (convert the input instead, or "
+                            "model.to(minigrad.float64))")
+        return self._cast(dtypes.to_numpy(dtype))
 
     def cpu(self):
         return self
