@@ -56,7 +56,7 @@ class set_grad_enabled:
         _GradMode.enabled = self.mode
 
     def __enter__(self):
-        return None
+        _GradMode.enabled = self.mode  # again: the object may be entered after it was made
 
     def __exit__(self, *exc):
         _GradMode.enabled = self.prev

@@ -188,3 +188,14 @@ def test_one_object_entered_twice_in_one_thread_restores_both_levels(manager):
         states.append(mg.is_grad_enabled())
     expected = manager == "enable_grad"
     assert states == [expected, expected, expected, not expected]
+
+
+def test_set_grad_enabled_object_entered_later_sets_its_mode(torch):
+    def run(lib):
+        off = lib.set_grad_enabled(False)  # switches off now, as a function call does
+        lib.set_grad_enabled(True)
+        with off:                          # and again when the block is entered
+            inside = lib.is_grad_enabled()
+        return inside, lib.is_grad_enabled()
+
+    assert run(mg) == run(torch) == (False, True)

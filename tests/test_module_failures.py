@@ -255,3 +255,14 @@ def test_to_changes_the_dtype_only_when_asked(call, torch):
         return str(model.weight.dtype).split(".")[1]
 
     assert run(mg) == run(torch)
+
+
+def test_to_takes_pytorchs_keywords(torch):
+    def run(lib):
+        model = lib.nn.Linear(2, 2)
+        model.to("cpu", non_blocking=True)
+        model.to(device="cpu", dtype=lib.float64, non_blocking=False)
+        x = lib.ones(1, 2).to("cpu", non_blocking=True)
+        return str(model.weight.dtype).split(".")[1], str(x.dtype).split(".")[1]
+
+    assert run(mg) == run(torch) == ("float64", "float32")

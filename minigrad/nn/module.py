@@ -386,8 +386,10 @@ class Module:
             if unexpected:
                 errors.append("Unexpected key(s) in state_dict: "
                               + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-        errors += [problem for key, target in own.items() if key in state_dict
-                   for problem in [_load_problem(key, state_dict[key], target)] if problem]
+        for key, target in own.items():
+            problem = _load_problem(key, state_dict[key], target) if key in state_dict else None
+            if problem:
+                errors.append(problem)
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
