@@ -95,7 +95,7 @@ def load(f, map_location=None, weights_only=True, *, max_bytes=MAX_BYTES):
     for its members are added up before anything is inflated, and a file that declares
     more is refused (a small compressed file can expand to gigabytes). The default, 2 GiB,
     is far above any model of this course and below the memory of a laptop; pass a larger
-    ``max_bytes`` for a bigger checkpoint that you trust. A damaged or malformed file (a bad
+    ``max_bytes`` for a bigger checkpoint that you trust (None: no limit). A damaged or malformed file (a bad
     member, a description that is not a dict or is nested more than ``MAX_DEPTH`` levels,
     an array that declares more data than it holds) raises ``ValueError`` saying what is
     wrong. ``map_location`` and ``weights_only`` are accepted for PyTorch's sake: tensors
@@ -140,7 +140,7 @@ def _check_total_size(name, members, max_bytes):
     """Refuse, before inflating anything, an archive whose members declare more than
     ``max_bytes`` in all. (zipfile never inflates a member beyond its declared size.)"""
     total = sum(info.file_size for info in members)
-    if total > max_bytes:
+    if max_bytes is not None and total > max_bytes:
         raise ValueError(f"{name} declares {total:,} bytes of data, more than "
                          f"max_bytes={max_bytes:,}: it may be a compressed file made to fill "
                          "memory. If you trust it, load it with a larger limit: "
