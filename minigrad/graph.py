@@ -12,6 +12,7 @@ This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits be
 import functools
 import itertools
 import operator
+import threading
 import weakref
 
 import numpy as np
@@ -25,18 +26,29 @@ __all__ = [
 
 # ---------------------------------------------------------------------------- grad mode
 
-class _GradMode:
-    """Whether ops record the graph. A plain attribute: ops read it on every call."""
-    enabled = True
+class _ThreadGradMode(threading.local):
+    """Whether ops record the graph, for each thread on its own (as in PyTorch): a
+    ``no_grad()`` block in one thread leaves every other thread recording."""
+
+    def __init__(self):
+        # Run once in every thread that reads it (threading.local's rule): each thread,
+        # the first and each new one, starts recording.
+        self.enabled = True
+
+
+# One object, read by ops on every call as ``_GradMode.enabled``: an attribute of a
+# ``threading.local`` costs about as much as a class attribute, unlike a function call.
+_GradMode = _ThreadGradMode()
 
 
 def is_grad_enabled():
-    """True when operations are being recorded for backward."""
+    """True when operations run by this thread are being recorded for backward."""
     return _GradMode.enabled
 
 
 class set_grad_enabled:
-    """Turn graph recording on or off: a function call, a context manager or a decorator."""
+    """Turn graph recording on or off in this thread: a function call, a context manager or
+    a decorator."""
 
     def __init__(self, mode):
         self.prev = _GradMode.enabled
@@ -44,7 +56,7 @@ class set_grad_enabled:
         _GradMode.enabled = self.mode
 
     def __enter__(self):
-        return None
+        _GradMode.enabled = self.mode  # again: the object may be entered after it was made
 
     def __exit__(self, *exc):
         _GradMode.enabled = self.prev
@@ -73,14 +85,20 @@ class _GradModeContext:
         return super().__new__(cls)
 
     def __init__(self):
-        self.prev = []
+        # What to restore on exit, per thread: one instance (``ng = no_grad()``) may be
+        # entered by several threads at once, each with its own mode to go back to.
+        self.prev = {}
 
     def __enter__(self):
-        self.prev.append(_GradMode.enabled)
+        self.prev.setdefault(threading.get_ident(), []).append(_GradMode.enabled)
         _GradMode.enabled = self.mode
 
     def __exit__(self, *exc):
-        _GradMode.enabled = self.prev.pop()
+        thread = threading.get_ident()
+        stack = self.prev[thread]
+        _GradMode.enabled = stack.pop()
+        if not stack:
+            del self.prev[thread]
         return False
 
     def __call__(self, func):
@@ -101,7 +119,8 @@ class _GradModeContext:
 
 
 class no_grad(_GradModeContext):
-    """Do not record the graph: ``with no_grad(): w -= lr * w.grad`` or ``@no_grad()``."""
+    """Do not record the graph: ``with no_grad(): w -= lr * w.grad`` or ``@no_grad()``.
+    Only the thread that runs the block stops recording; other threads go on."""
     mode = False
 
 

@@ -537,13 +537,15 @@ class Tensor:
 
     # ----------------------------------------------------------------- dtype and device
 
-    def to(self, *args, dtype=None, device=None, copy=False):
-        """``.to("cpu")``, ``.to(minigrad.float64)`` or both; a new tensor only if needed."""
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
+           memory_format=None):
+        """``.to("cpu")``, ``.to(minigrad.float64)`` or both; a new tensor only if needed.
+        (``non_blocking`` and ``memory_format`` are accepted and change nothing here.)"""
         for a in args:
-            if isinstance(a, dtypes.dtype) or a in (float, int, bool):
-                dtype = a
-            elif isinstance(a, Tensor):
+            if isinstance(a, Tensor):  # first: ``a in (...)`` would compare a tensor
                 dtype = a.dtype
+            elif isinstance(a, dtypes.dtype) or a in (float, int, bool):
+                dtype = a
             else:
                 check_device(a)
         check_device(device)

@@ -4,6 +4,7 @@
 import math
 import numbers
 from collections import OrderedDict
+from collections.abc import Iterable
 
 from .. import creation, dtypes
 from ..tensor import check_device
@@ -106,6 +107,14 @@ class ModuleList(Module):
         return self
 
     def extend(self, modules):
+        """Append each of ``modules``; all are checked first, so a bad one adds none."""
+        if not isinstance(modules, Iterable):
+            raise TypeError(f"ModuleList.extend should be called with an iterable, but got "
+                            f"{type(modules).__name__}")
+        modules = list(modules)
+        for module in modules:
+            if module is not None and not isinstance(module, Module):
+                raise TypeError(f"{type(module).__name__} is not a Module subclass")
         for module in modules:
             self.append(module)
         return self

@@ -9,8 +9,9 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .. import dtypes
 from ..graph import no_grad
-from ..tensor import Size, Tensor, _wrap
+from ..tensor import Tensor, _wrap
 from .parameter import Parameter
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -30,6 +31,26 @@ def _indent(text, spaces):
     return lines[0] + "\n" + "\n".join(" " * spaces + line for line in lines[1:])
 
 
+def _load_problem(key, value, target):
+    """Why ``value`` from a state dict cannot be copied into ``target`` (None if it can)."""
+    if not isinstance(value, Tensor):
+        return (f'While copying the parameter named "{key}", expected minigrad.Tensor or '
+                f"Tensor-like object from checkpoint but received {type(value)} "
+                "(wrap it with minigrad.tensor(...))")
+    if value.shape != target.shape:
+        return (f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                f"checkpoint, the shape in current model is {target.shape}.")
+    return None
+
+
+def _dtype_asked_of_to(args, kwargs):
+    """The dtype that ``.to(*args, **kwargs)`` asks for, or None if it asks for none (only a
+    device, or ``dtype=None``). Tensor.to checks the arguments; two probes of different
+    dtypes end up with the same one exactly when a dtype was asked for."""
+    probes = [_wrap(np.zeros(0, dt)).to(*args, **kwargs) for dt in (np.float32, np.float64)]
+    return probes[0].dtype if probes[0].dtype == probes[1].dtype else None
+
+
 class Module:
     """Base class for models: define ``__init__`` (layers as attributes) and ``forward``."""
 
@@ -40,6 +61,7 @@ class Module:
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers_set", set())
 
     # ------------------------------------------------------------------ registration
 
@@ -80,6 +102,25 @@ class Module:
         self.__dict__.pop(name, None)
         for registry in (self._parameters, self._buffers, self._modules):
             registry.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def _check_new_name(self, name, kind, registry):
+        """PyTorch's checks of a name given to ``register_parameter`` / ``register_buffer`` /
+        ``add_module``, made before anything changes: a string, no dot (dots join the names
+        of nested modules in ``state_dict``), not empty, and not already an attribute of
+        another kind (that one would be silently lost)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call: "
+                                 "call super().__init__() first in your __init__")
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if hasattr(self, name) and name not in registry:
+            raise KeyError(f"attribute '{name}' already exists: choose another name, or "
+                           f"delete it first (del module.{name})")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
 
     def __getattr__(self, name):
         # Only called when normal lookup fails: look in the registries.
@@ -93,25 +134,37 @@ class Module:
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
                 del registry[name]
+                self._non_persistent_buffers_set.discard(name)
                 return
         object.__delattr__(self, name)
 
     def register_parameter(self, name, param):
+        """Add ``param`` (a ``Parameter`` or None) under ``name``, as assigning it does.
+        A bad name or value raises before the module changes."""
+        self._check_new_name(name, "parameter", self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (minigrad.nn.Parameter or None required)")
-        self._forget(name)
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
-        """A tensor that belongs to the module's state but is not learnt."""
-        self._forget(name)
+        """A tensor that belongs to the module's state but is not learnt; a buffer that is
+        not ``persistent`` is left out of ``state_dict()``."""
+        self._check_new_name(name, "buffer", self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (minigrad Tensor or None required)")
         self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
 
     def add_module(self, name, module):
+        """Add a child module under ``name``, as assigning it does."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        self._forget(name)
+        self._check_new_name(name, "module", self._modules)
         self._modules[name] = module
 
     register_module = add_module
@@ -222,22 +275,41 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad=True):
-        for p in self.parameters():
+        """Switch gradients on or off for every parameter. An integer parameter cannot
+        require grad: that raises before any parameter changes (PyTorch changes the ones
+        before it first)."""
+        params = list(self.parameters())
+        if requires_grad:
+            for p in params:
+                if not p.is_floating_point():
+                    p.detach().requires_grad_()  # raises PyTorch's error, changes nothing
+        for p in params:
             p.requires_grad_(requires_grad)
         return self
 
     # ------------------------------------------------------------------ dtype
 
-    def _cast(self, numpy_dtype):
-        """Convert parameters and floating buffers in place: the same Parameter objects."""
+    def _floating_tensors(self):
+        """Every floating parameter, its ``.grad``, and every floating buffer: what a dtype
+        conversion changes (integer tensors keep their dtype, as in PyTorch)."""
+        found = []
         for p in self.parameters():
-            p._data = p._data.astype(numpy_dtype)
-            if p._grad is not None:
-                p._grad._data = p._grad._data.astype(numpy_dtype)
-        for module in self.modules():
-            for name, buf in module._buffers.items():
-                if buf is not None and buf.is_floating_point():
-                    buf._data = buf._data.astype(numpy_dtype)
+            if p.is_floating_point():
+                found.append(p)
+                if p._grad is not None:
+                    found.append(p._grad)
+        for buf in self.buffers():
+            if buf.is_floating_point():
+                found.append(buf)
+        return found
+
+    def _cast(self, numpy_dtype):
+        """Convert the floating parameters, gradients and buffers in place (the same
+        Parameter objects): every new array is made before the first one is swapped in."""
+        tensors = self._floating_tensors()
+        converted = [t._data.astype(numpy_dtype) for t in tensors]
+        for t, array in zip(tensors, converted):
+            t._data = array
         return self
 
     def double(self):
@@ -250,10 +322,19 @@ class Module:
         return self._cast(np.float16)
 
     def to(self, *args, **kwargs):
-        probe = _wrap(np.zeros(0, np.float32)).to(*args, **kwargs)  # checks device and dtype
-        if "dtype" in kwargs or any(not isinstance(a, str) for a in args):
-            return self._cast(probe._data.dtype)
-        return self
+        """``model.to(minigrad.float64)``, ``model.to("cpu")``, ``model.to(device)``,
+        ``model.to(other_tensor)``: floating parameters and buffers take the dtype, if one is
+        given. Only floating dtypes are accepted (a model's parameters must be able to
+        require grad); a bad argument raises before anything changes."""
+        dtype = _dtype_asked_of_to(args, kwargs)
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
+                            f"but got desired dtype={dtype}: parameters must stay floating "
+                            "point to be learnt (convert the input instead, or "
+                            "model.to(minigrad.float64))")
+        return self._cast(dtypes.to_numpy(dtype))
 
     def cpu(self):
         return self
@@ -266,12 +347,15 @@ class Module:
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """Every parameter and buffer by dotted name, sharing memory with the model: a
         module's own parameters, then its buffers, then its children's, as in PyTorch (a
-        tensor shared by two layers appears under both names)."""
+        tensor shared by two layers appears under both names). Buffers registered with
+        ``persistent=False`` are left out."""
         state = OrderedDict() if destination is None else destination
-        for registry in (self._parameters, self._buffers):
-            for name, value in registry.items():
-                if value is not None:
-                    state[prefix + name] = value if keep_vars else value.detach()
+        for name, value in self._parameters.items():
+            if value is not None:
+                state[prefix + name] = value if keep_vars else value.detach()
+        for name, value in self._buffers.items():
+            if value is not None and name not in self._non_persistent_buffers_set:
+                state[prefix + name] = value if keep_vars else value.detach()
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(state, prefix + name + ".", keep_vars)
@@ -280,8 +364,14 @@ class Module:
     def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values from ``state_dict`` into this model's parameters and buffers.
 
-        Everything is checked first (names when ``strict``, shapes always); if anything
-        is wrong, nothing is copied and the error lists every problem."""
+        Everything is checked first (names when ``strict``; for every name the model has,
+        that the value is a Tensor of the same shape); if anything is wrong, nothing is
+        copied and the ``RuntimeError`` lists every problem, as PyTorch's does.
+
+        Unlike PyTorch, a failed load changes nothing: PyTorch copies every entry that fits
+        before it raises (even with ``strict=True``), leaving a model half old, half new.
+        ``assign`` is accepted and ignored: values are always copied into the model's own
+        tensors."""
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}: pass "
                             "other_model.state_dict() (or what minigrad.load returned)")
@@ -289,30 +379,24 @@ class Module:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict:  # PyTorch lists the missing keys first, then the unexpected ones
             if missing:
                 errors.append("Missing key(s) in state_dict: "
                               + ", ".join(f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         for key, target in own.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            shape = tuple(np.shape(value._data if isinstance(value, Tensor) else value))
-            if shape != tuple(target.shape):
-                errors.append(f"size mismatch for {key}: copying a param with shape "
-                              f"{Size(shape)} from checkpoint, the shape in current model "
-                              f"is {target.shape}.")
+            problem = _load_problem(key, state_dict[key], target) if key in state_dict else None
+            if problem:
+                errors.append(problem)
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
-                    value = state_dict[key]
-                    target.copy_(value if isinstance(value, Tensor) else _wrap(np.asarray(value)))
+                    target.copy_(state_dict[key])
         return IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ printing
