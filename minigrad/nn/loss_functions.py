@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes
 from ..graph import Node, unbroadcast
 from ..tensor import Tensor, _broadcast_error, _edge, _max_keepdim, _needs_grad, _sigmoid, _wrap
 from ._arguments import _expect_tensor
@@ -382,6 +383,11 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         return losses.view(target.shape) if reduction == "none" else losses
     class_dim = 0 if logp.ndim == 1 else 1
     _check_class_weight(weight, logp.shape[class_dim])
+    if weight is not None and weight._data.dtype != logp.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtypes.scalar_type_name(logp.dtype)} but found "
+            f"{dtypes.scalar_type_name(weight._data.dtype)}: the class weights must have the "
+            f"input's dtype ({input.dtype}); convert them (weight.to(input.dtype))")
     classes = logp.shape[class_dim]
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
