@@ -18,6 +18,12 @@ def _zero_safe_log(base, exponent):
     return np.where((base == 0) & (exponent >= 0), 0.0, log)
 
 
+def sign(a):
+    """-1, 0 or 1 in ``a``'s dtype, and 0 for nan, as PyTorch's sgn (numpy's sign says nan):
+    the slope of |a| and the gradient of the 1-norm are 0 at a nan."""
+    return np.subtract(a > 0, a < 0, dtype=a.dtype)
+
+
 _SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
@@ -105,7 +111,8 @@ class DivBackward0(Node):
         if self.inputs[0] is not None:
             grad_a = unbroadcast(grad / b, self.shapes[0])
         if self.inputs[1] is not None:
-            grad_b = unbroadcast(-grad * a / (b * b), self.shapes[1])
+            # (a / b) / b, not a / (b * b): b * b underflows to 0 for |b| < 1e-19 (float32)
+            grad_b = unbroadcast(-grad * (a / b / b), self.shapes[1])
         return grad_a, grad_b
 
 
@@ -117,8 +124,9 @@ class PowBackward1(Node):
         a, b, out = self.saved_arrays()
         grad_a = grad_b = None
         if self.inputs[0] is not None:
-            local = np.where(b == 0, 0.0, b * a ** np.where(b == 0, 1, b - 1))
-            grad_a = unbroadcast(grad * local, a.shape)
+            # 0 where b == 0, even for an infinite gradient (PyTorch's where, not a product)
+            local = b * a ** np.where(b == 0, 1, b - 1)
+            grad_a = unbroadcast(np.where(b == 0, np.zeros((), a.dtype), grad * local), a.shape)
         if self.inputs[1] is not None:
             grad_b = unbroadcast(grad * out * _zero_safe_log(a, b), b.shape)
         return grad_a, grad_b
@@ -269,7 +277,7 @@ class ReciprocalBackward0(Node):
 
     def apply(self, grad):
         (out,) = self.saved_arrays()
-        return (-grad * out * out,)
+        return (-grad * (out * out),)  # as PyTorch groups it: inf * (tiny² = 0) is nan
 
 
 class AbsBackward0(Node):
@@ -277,7 +285,7 @@ class AbsBackward0(Node):
 
     def apply(self, grad):
         (a,) = self.saved_arrays()
-        return (grad * np.sign(a),)
+        return (grad * sign(a),)
 
 
 class SinBackward0(Node):
@@ -421,7 +429,7 @@ class RemainderBackward0(Node):
 
 
 class RemainderBackward1(Node):
-    """a % b for tensors, a - floor(a / b) * b: da = grad, db = -floor(a / b) grad."""
+    """a % b for tensors, a - (a // b) * b: da = grad, db = -(a // b) grad."""
     __slots__ = ("shapes",)
 
     def __init__(self, inputs, a, b):
@@ -433,7 +441,8 @@ class RemainderBackward1(Node):
         if self.inputs[1] is None:
             return grad_a, None
         a, b = self.saved_arrays()
-        return grad_a, unbroadcast(-np.floor(a / b) * grad, self.shapes[1])
+        # floor_divide, not floor(a / b): as PyTorch's floor division, 1 // -inf is -1
+        return grad_a, unbroadcast(-np.floor_divide(a, b) * grad, self.shapes[1])
 
 
 class NoDerivative(Node):
@@ -687,12 +696,12 @@ class LinalgVectorNormBackward0(Node):
             norm = np.expand_dims(norm, self.dims)
         p = self.p
         if p == 1:
-            return (np.sign(a) * grad,)
+            return (sign(a) * grad,)
         if p == 2:
             return (grad * np.where(norm == 0, 0, a / norm),)
         if p == np.inf:
             winners = (np.abs(a) == norm) | np.isnan(a)
-            return (np.sign(a) * (grad / winners.sum(axis=self.dims, keepdims=True) * winners),)
+            return (sign(a) * (grad / winners.sum(axis=self.dims, keepdims=True) * winners),)
         if p < 1:  # |a|^(p-1) is infinite at 0: PyTorch takes 0 there
             scaled = np.sign(a) * np.where(a == 0, 0, np.abs(a) ** (p - 1))
             return (scaled * grad * norm ** (1 - p),)

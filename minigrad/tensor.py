@@ -1333,13 +1333,16 @@ class Tensor:
                           "should be strictly less than the reduction factor (input numel "
                           "divided by output numel): the result is nan.", UserWarning,
                           stacklevel=3)
-        centered = a - _mean(a, dims, True)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
+        wide = a.astype(np.float64) if a.itemsize < 8 else a
+        centered = wide - _mean(wide, dims, True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             value = (centered * centered).sum(axis=dims, keepdims=keepdim) / divisor
             if std:
                 value = np.sqrt(value)
-        out = _wrap(np.asarray(value, dtype=a.dtype))
+            out = _wrap(np.asarray(value, dtype=a.dtype))  # inf where float32 cannot hold it
         if _needs_grad(self):
+            centered = centered.astype(a.dtype, copy=False)
             keep = keepdim or dim is None
             if std:
                 node = d.StdBackward0((_edge(self),), centered, dims, keep, divisor, out._data)

@@ -95,22 +95,40 @@ GRADIENT_CASES = {
     "clamp with a broadcast bound": ([[1.0, -2.0], [[0.0], [1.5]]],
                                      lambda lib, x, lo: x.clamp(min=lo)),
     "cumsum": ([[0.1, 0.2, 0.3, 0.4]], lambda lib, x: x.cumsum(0) * lib.tensor([1., 2, 3, 4])),
+    # the slope of |x| and of the 1- and inf-norms is 0 at a nan (numpy's sign says nan)
+    "abs of nan": ([[NAN, 1.0, -0.5]], lambda lib, x: x.abs()),
+    "1-norm with a nan": ([[NAN, 1.0, -0.5]], lambda lib, x: x.norm(1)),
+    "inf-norm with a nan": ([[NAN, 1.0, -0.5]], lambda lib, x: x.norm(float("inf"))),
+    # no overflow or underflow in between that the result does not have
+    "1 / x of a huge x, infinite gradient": ([[1e30, 1.0]], lambda lib, x: 1 / x,
+                                             [INF, 1.0]),
+    "x / y of a tiny y": ([[1e-30, 1.0], [1e-30, 2.0]], lambda lib, x, y: x / y),
+    "std of huge values": ([[1e30, 1.0, -0.5]], lambda lib, x: x.std()),
+    "var over a dim of huge values": ([[[1e25, -1e25], [1.0, 2.0]]], lambda lib, x: x.var(1)),
+    "x ** 0 with an infinite gradient": ([[2.0, 0.0, -1.5], [0.0, 0.0, 0.0]],
+                                         lambda lib, x, y: x ** y, [INF, INF, 1.0]),
+    "x % y with infinite operands": ([[1.0, INF, -1.5], [-INF, 1.0, INF]],
+                                     lambda lib, x, y: x % y),
 }
 
 
-def _run_gradient_case(lib, inputs, fn):
+def _run_gradient_case(lib, inputs, fn, upstream=None):
+    """``fn`` of the inputs, and their gradients for an upstream gradient of ones (or of
+    ``upstream``)."""
     leaves = [lib.tensor(x, dtype=lib.float32, requires_grad=True) for x in inputs]
     out = fn(lib, *leaves)
-    out.sum().backward()
+    if upstream is None:
+        out.sum().backward()
+    else:
+        out.backward(lib.tensor(upstream))
     return out, [leaf.grad for leaf in leaves]
 
 
 @pytest.mark.parametrize("name", sorted(GRADIENT_CASES))
 @pytest.mark.filterwarnings("ignore:.*degrees of freedom:UserWarning")
 def test_gradients_at_the_edges_match_pytorch(name, torch):
-    inputs, fn = GRADIENT_CASES[name]
-    ours, our_grads = _run_gradient_case(mg, inputs, fn)
-    theirs, their_grads = _run_gradient_case(torch, inputs, fn)
+    ours, our_grads = _run_gradient_case(mg, *GRADIENT_CASES[name])
+    theirs, their_grads = _run_gradient_case(torch, *GRADIENT_CASES[name])
     _same_numbers(ours, theirs, f"{name}: value")
     assert ours.grad_fn.name() == theirs.grad_fn.name()
     for i, (g, h) in enumerate(zip(our_grads, their_grads)):
