@@ -172,6 +172,16 @@ def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
+def _integer_power(a, b):
+    """``a ** b`` for integer arrays as PyTorch computes it: a negative exponent gives
+    1 / a ** -b cut toward 0, that is 0 unless a is 1 or -1 (numpy refuses it)."""
+    if not (b < 0).any():
+        return a ** b
+    power = a ** np.maximum(b, 0)
+    reciprocal = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)).astype(power.dtype)
+    return np.where(b < 0, reciprocal, power)
+
+
 def _bool_subtraction_error():
     """PyTorch has no ``-`` for bools (numpy computes int - True, and True - 1)."""
     return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
@@ -792,8 +802,6 @@ class Tensor:
     floor_divide, remainder = __floordiv__, __mod__
 
     def __pow__(self, exponent):
-        if isinstance(exponent, Tensor) and exponent._data.ndim == 0 and not exponent._requires_grad:
-            exponent = exponent.item()
         if isinstance(exponent, _Number):
             a, e, _ = self._operands(exponent)
             if a.dtype.kind in "iu" and isinstance(e, int) and e < 0:
@@ -806,9 +814,13 @@ class Tensor:
                 out._set_grad_fn(d.PowBackward0((_edge(self),), a, e))
             return out
         a, b, t = self._operands(exponent)
+        if a.dtype.kind in "biu":
+            if a.dtype == np.bool_:
+                raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
+                                          "tensors first (t.long())")
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(a ** b)
+                out = _wrap(_integer_power(a, b) if a.dtype.kind in "iu" else a ** b)
         except ValueError:
             raise _broadcast_error(a, b, "**") from None
         if _needs_grad(self, t):
@@ -829,7 +841,12 @@ class Tensor:
         return out
 
     def __neg__(self):
-        out = _wrap(-self._data)
+        try:
+            out = _wrap(-self._data)
+        except TypeError:  # numpy's refusal for bools
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.") from None
         if _needs_grad(self):
             out._set_grad_fn(d.NegBackward0((_edge(self),)))
         return out
@@ -966,13 +983,21 @@ class Tensor:
         return _wrap(np.isfinite(self._data))
 
     def sign(self):
-        return _wrap(np.sign(self._data))
+        """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
+        a = self._data
+        return _wrap(a.copy() if a.dtype == np.bool_ else d.sign(a))
 
     def all(self, dim=None, keepdim=False):
-        return _wrap(np.all(self._data, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+        return self._test(np.all, dim, keepdim)
 
     def any(self, dim=None, keepdim=False):
-        return _wrap(np.any(self._data, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+        return self._test(np.any, dim, keepdim)
+
+    def _test(self, fn, dim, keepdim):
+        """all/any: bool, except that PyTorch answers a uint8 tensor in uint8."""
+        a = self._data
+        out = np.asarray(fn(a, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+        return _wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
 
     # ----------------------------------------------------------------- elementwise functions
 

@@ -94,6 +94,7 @@ GRADIENT_CASES = {
     "clamp(min=0-dim tensor)": ([[1.0, -2.0, 3.0], 0.5], lambda lib, x, lo: x.clamp(min=lo)),
     "clamp with a broadcast bound": ([[1.0, -2.0], [[0.0], [1.5]]],
                                      lambda lib, x, lo: x.clamp(min=lo)),
+    "x ** a constant 0-dim tensor": ([[0.5, 2.0]], lambda lib, x: x ** lib.tensor(3.0)),
     "cumsum": ([[0.1, 0.2, 0.3, 0.4]], lambda lib, x: x.cumsum(0) * lib.tensor([1., 2, 3, 4])),
     # the slope of |x| and of the 1- and inf-norms is 0 at a nan (numpy's sign says nan)
     "abs of nan": ([[NAN, 1.0, -0.5]], lambda lib, x: x.abs()),
@@ -307,6 +308,21 @@ DTYPE_EXPRESSIONS = [
     "1.5 - lib.tensor([True])",
     "lib.tensor([True]) ** True",
     "True ** lib.tensor([True])",
+    "lib.tensor([2, 3, 1, -1, -1, 0, 5]) ** lib.tensor([-1, -2, -5, -3, -2, -1, 2])",
+    "lib.tensor([[2], [-1]], dtype=lib.int16) ** lib.tensor([-1, 3], dtype=lib.int16)",
+    "lib.tensor([True]) ** lib.tensor(2, dtype=lib.int8)",
+    "lib.tensor([True]) ** lib.tensor(True)",
+    "lib.tensor([2], dtype=lib.int8) ** lib.tensor(2)",
+    "lib.tensor(2, dtype=lib.uint8) ** lib.tensor(2, dtype=lib.int8)",
+    "lib.tensor([2.0], dtype=lib.float16) ** lib.tensor(2.0)",
+    "lib.tensor([2.0]) ** lib.tensor(2.0, dtype=lib.float64)",
+    "-lib.tensor([True, False])",
+    "lib.tensor([True, False]).sign()",
+    "lib.tensor([float('nan'), -0.0, -2.0, 3.0]).sign()",
+    "lib.tensor([-3, 0, 2], dtype=lib.int16).sign()",
+    "lib.tensor([1, 0], dtype=lib.uint8).all()",
+    "lib.tensor([[1, 0]], dtype=lib.uint8).any(1, keepdim=True)",
+    "lib.tensor([[1, 0]], dtype=lib.int32).any(1)",
 ]
 
 
