@@ -473,6 +473,8 @@ class FillBackward0(Node):
 
 
 ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
+# sign is flat wherever it has a slope at all: its gradient is 0 (PyTorch records it too)
+SignBackward0 = type("SignBackward0", (FillBackward0,), {"__slots__": ()})
 
 
 # ------------------------------------------------------------------ reductions

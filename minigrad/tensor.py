@@ -985,7 +985,10 @@ class Tensor:
     def sign(self):
         """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
         a = self._data
-        return _wrap(a.copy() if a.dtype == np.bool_ else d.sign(a))
+        out = _wrap(a.copy() if a.dtype == np.bool_ else d.sign(a))
+        if _needs_grad(self):
+            out._set_grad_fn(d.SignBackward0((_edge(self),)))
+        return out
 
     def all(self, dim=None, keepdim=False):
         return self._test(np.all, dim, keepdim)

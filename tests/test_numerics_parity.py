@@ -94,6 +94,7 @@ GRADIENT_CASES = {
     "clamp(min=0-dim tensor)": ([[1.0, -2.0, 3.0], 0.5], lambda lib, x, lo: x.clamp(min=lo)),
     "clamp with a broadcast bound": ([[1.0, -2.0], [[0.0], [1.5]]],
                                      lambda lib, x, lo: x.clamp(min=lo)),
+    "sign has gradient 0": ([[NAN, -2.0, 0.0, 3.0]], lambda lib, x: x.sign() * 2 + x),
     "x ** a constant 0-dim tensor": ([[0.5, 2.0]], lambda lib, x: x ** lib.tensor(3.0)),
     "cumsum": ([[0.1, 0.2, 0.3, 0.4]], lambda lib, x: x.cumsum(0) * lib.tensor([1., 2, 3, 4])),
     # the slope of |x| and of the 1- and inf-norms is 0 at a nan (numpy's sign says nan)
