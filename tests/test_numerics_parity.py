@@ -409,6 +409,10 @@ SHAPE_EXPRESSIONS = [
     "F.nll_loss(lib.zeros(2, 3, 4), lib.zeros(2, 4, dtype=lib.int64),"
     " weight=lib.ones(3, dtype=lib.float64))",
     "F.cross_entropy(lib.zeros(2, 3, dtype=lib.int64), lib.tensor([0, 1]))",
+    "F.cross_entropy(lib.zeros(2, 3), lib.full((2, 3), 0.5),"
+    " weight=lib.ones(3, dtype=lib.float64))",
+    "F.cross_entropy(lib.zeros(2, 3, dtype=lib.float64), lib.full((2, 3), 0.5),"
+    " weight=lib.ones(3))",
     "F.cross_entropy(lib.zeros(0, 3), lib.zeros(0, dtype=lib.int64), reduction='sum')",
     "F.one_hot(lib.tensor([0, -1]))",
     "F.one_hot(lib.tensor([0, 2]), 2)",
@@ -445,6 +449,19 @@ def test_softmax_of_empty_tensors_has_an_empty_gradient(op, shape, dim, torch):
         getattr(x, op)(dim).sum().backward()
         grads.append(x.grad)
     _same_numbers(*grads, f"{op} of {shape}")
+
+
+def test_float64_class_weights_with_probabilities_make_a_float64_loss(torch):
+    results = []
+    for lib in (mg, torch):
+        logits = lib.tensor([[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], requires_grad=True)
+        targets = lib.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], requires_grad=True)
+        weight = lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64)
+        loss = lib.nn.functional.cross_entropy(logits, targets, weight=weight)
+        loss.backward()
+        results.append((loss, logits.grad, targets.grad))
+    for ours, theirs, what in zip(*results, ("loss", "logits' gradient", "targets' gradient")):
+        _same_numbers(ours, theirs, what)
 
 
 def test_max_over_dim_of_an_empty_batch_backpropagates(torch):

@@ -511,6 +511,9 @@ def _cross_entropy_probs(input, target, weight, reduction):
         return losses.squeeze(0) if reduction == "none" else losses
     _check_class_weight(weight, input.shape[1])
     z, t, _ = input._operands(target)
+    if weight is not None and dtypes.promote(z, weight._data) != z.dtype:
+        # float64 weights make the loss float64, as in PyTorch (class indices refuse them)
+        z, t = z.astype(weight._data.dtype), t.astype(weight._data.dtype)
     shifted = z - _max_keepdim(z, 1)  # log-sum-exp never overflows
     exp = np.exp(shifted)
     total = exp.sum(axis=1, keepdims=True)
