@@ -632,8 +632,11 @@ class ProdBackward0(Node):
 
     def apply(self, grad):
         a, out = self.saved_arrays()
-        if (a != 0).all():
+        zeros = np.count_nonzero(a == 0)
+        if not zeros:
             return (grad * (out / a),)
+        if zeros > 1:  # every product of the others holds a 0: PyTorch says 0, even next to inf
+            return (np.zeros_like(a),)
         return (grad * _product_of_others(a.reshape(-1), 0).reshape(a.shape),)
 
 

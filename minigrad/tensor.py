@@ -1390,12 +1390,14 @@ class Tensor:
         if dim is None:
             if keepdim:
                 raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
-            out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
+            with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is nan, silently
+                out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
             if _needs_grad(self):
                 out._set_grad_fn(d.ProdBackward0((_edge(self),), a, out._data))
             return out
         dim = self._dim(_one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
-        value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
+        with np.errstate(invalid="ignore", over="ignore"):
+            value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
         out = _wrap(np.asarray(value, dtype=a.dtype))
         if _needs_grad(self):
             out._set_grad_fn(d.ProdBackward1((_edge(self),), a, out._data, dim, keepdim))
