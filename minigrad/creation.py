@@ -26,6 +26,15 @@ def _finish(array, requires_grad, device):
     return t
 
 
+def _new_shape(size):
+    """The shape of a new tensor: integers (a float is refused), none negative."""
+    shape = _shape_args(size)
+    if any(n < 0 for n in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(shape)}: {list(shape)}")
+    return shape
+
+
 def _float(dtype):
     return dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
 
@@ -56,11 +65,11 @@ def from_numpy(array):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_shape_args(size), _float(dtype)), requires_grad, device)
+    return _finish(np.zeros(_new_shape(size), _float(dtype)), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.ones(_shape_args(size), _float(dtype)), requires_grad, device)
+    return _finish(np.ones(_new_shape(size), _float(dtype)), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
@@ -71,7 +80,7 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = as_array(fill_value).dtype
-    return _finish(np.full(_shape_args((size,)), fill_value, dtypes.to_numpy(dtype)),
+    return _finish(np.full(_new_shape((size,)), fill_value, dtypes.to_numpy(dtype)),
                    requires_grad, device)
 
 
@@ -118,18 +127,18 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples, drawn from ``generator`` (the default one if None)."""
-    values = numpy_rng(generator).standard_normal(_shape_args(size))
+    values = numpy_rng(generator).standard_normal(_new_shape(size))
     return _finish(values.astype(_float(dtype)), requires_grad, device)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    values = numpy_rng(generator).random(_shape_args(size))
+    values = numpy_rng(generator).random(_new_shape(size))
     return _finish(values.astype(_float(dtype)), requires_grad, device)
 
 
 def normal(mean, std, size, generator=None, dtype=None, device=None, requires_grad=False):
-    values = numpy_rng(generator).normal(mean, std, _shape_args((size,)))
+    values = numpy_rng(generator).normal(mean, std, _new_shape((size,)))
     return _finish(values.astype(_float(dtype)), requires_grad, device)
 
 
@@ -140,7 +149,7 @@ def randint(low, high=None, size=None, generator=None, dtype=None, device=None,
         low, high, size = 0, low, high
     if high is None or size is None:
         raise TypeError("randint() needs high and size, e.g. randint(0, 10, (3,))")
-    values = numpy_rng(generator).integers(low, high, _shape_args((size,)))
+    values = numpy_rng(generator).integers(low, high, _new_shape((size,)))
     numpy_dtype = dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_INT
     return _finish(values.astype(numpy_dtype), requires_grad, device)
 

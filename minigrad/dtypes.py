@@ -55,6 +55,17 @@ def from_numpy(numpy_dtype):
                         f"use one of: {names}") from None
 
 
+# The names PyTorch's C++ errors give the dtypes ("... not implemented for 'Long'").
+_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                      "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                      "int64": "Long", "bool": "Bool"}
+
+
+def scalar_type_name(numpy_dtype):
+    """PyTorch's C++ name of a dtype, as its error messages print it: int64 -> 'Long'."""
+    return _SCALAR_TYPE_NAMES[np.dtype(numpy_dtype).name]
+
+
 def to_numpy(d):
     """The numpy dtype for ``d``: a minigrad dtype, a numpy dtype, or float/int/bool."""
     if isinstance(d, dtype):

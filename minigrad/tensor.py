@@ -8,6 +8,7 @@ gradient back to them. ``backward()`` hands the graph to the engine in ``graph``
 import functools
 import math
 import numbers
+import operator
 import warnings
 import weakref
 from collections import namedtuple
@@ -132,8 +133,10 @@ def _max_keepdim(a, dim):
     """``a.max(axis=dim, keepdims=True)``. For a batch of a few classes (2-D, up to 32 on the
     last axis) numpy's row-by-row max is slow; the max down the columns of the transposed
     copy gives the same numbers 2-5x faster (softmax of a classifier's logits)."""
-    if a.ndim == 2 and dim == 1 and a.shape[1] <= 32:
+    if a.ndim == 2 and dim == 1 and 0 < a.shape[1] <= 32:
         return np.ascontiguousarray(a.T).max(axis=0)[:, None]
+    if a.ndim and not a.shape[dim]:  # no classes: nothing to subtract
+        return np.zeros(a.shape[:dim] + (1,) + a.shape[dim + 1:], a.dtype)
     return a.max(axis=dim, keepdims=True)
 
 
@@ -146,6 +149,79 @@ def _number_as(value, dtype):
         if dtype.kind != "b" and not np.iinfo(dtype).min <= int(value) <= np.iinfo(dtype).max:
             raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
     return np.asarray(value).astype(dtype)
+
+
+def _with_numbers(a, *numbers):
+    """``a`` in the dtype PyTorch gives ``a`` combined with Python numbers (``None`` is no
+    number): a float makes an integer or bool array float32, an int makes a bool one int64."""
+    kind = a.dtype.kind
+    if kind in "biu" and any(isinstance(n, float) for n in numbers):
+        return a.astype(dtypes.DEFAULT_FLOAT)
+    if kind == "b" and any(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        return a.astype(dtypes.DEFAULT_INT)
+    return a
+
+
+def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
+    """max, min, argmax and argmin of nothing do not exist: PyTorch's errors for them (its
+    argmax says IndexError where its max says RuntimeError)."""
+    if dim is None and a.size == 0:
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                    "Specify the reduction dim with the 'dim' argument.")
+    if dim is not None and a.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def _integer_power(a, b):
+    """``a ** b`` for integer arrays as PyTorch computes it: a negative exponent gives
+    1 / a ** -b cut toward 0, that is 0 unless a is 1 or -1 (numpy refuses it)."""
+    if not (b < 0).any():
+        return a ** b
+    power = a ** np.maximum(b, 0)
+    reciprocal = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)).astype(power.dtype)
+    return np.where(b < 0, reciprocal, power)
+
+
+def _bool_subtraction_error():
+    """PyTorch has no ``-`` for bools (numpy computes int - True, and True - 1)."""
+    return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                        "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                        "operator instead.")
+
+
+def _integer_division(fn, a, b, name):
+    """``fn(a, b)`` for ``//`` and ``%`` with PyTorch's rules: bools are refused, an integer
+    divided by 0 raises (numpy would say 0, with a warning), a float gives inf or nan."""
+    kind = np.result_type(a, b).kind
+    if kind == "b":
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\': convert the '
+                                  "tensors to integers first (t.long())")
+    if kind in "biu":
+        if not np.all(b):  # b, the divisor, may be a number or an array
+            raise RuntimeError("ZeroDivisionError: integer division by zero (in // or %); "
+                               "check the divisor, or divide floats (t.float()) to get inf")
+        try:
+            return _wrap(np.asarray(fn(a, b)))
+        except ValueError:
+            raise _broadcast_error(a, b, name) from None
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return _wrap(np.asarray(fn(a, b)))
+    except ValueError:
+        raise _broadcast_error(a, b, name) from None
+
+
+def _bound_as_number(bound):
+    """A clamp bound given with a number for the other one: a 0-dim tensor that needs no
+    gradient counts as its number, as in PyTorch, which refuses any other tensor there."""
+    if not isinstance(bound, Tensor):
+        return bound
+    if bound._data.ndim or bound._requires_grad:
+        raise TypeError("clamp() received an invalid combination of arguments: min and max "
+                        "must be both numbers or both tensors, got a number and a tensor"
+                        f"{' that requires grad' if bound._requires_grad else ''} of shape "
+                        f"{list(bound.shape)}. Make the number a tensor too.")
+    return bound.item()
 
 
 def _mean(a, axis, keepdims):
@@ -639,14 +715,14 @@ class Tensor:
     __radd__ = __add__
 
     def __sub__(self, other):
+        if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_) or (
+                isinstance(other, Tensor) and other._data.dtype.kind == "b"):
+            raise _bool_subtraction_error()
         a, b, t = self._operands(other)
         try:
             out = _wrap(a - b)
         except ValueError:
             raise _broadcast_error(a, b, "-") from None
-        except TypeError:
-            raise TypeError("Subtraction, the `-` operator, with a bool tensor is not "
-                            "supported. If you are trying to invert a mask, use `~`.") from None
         if _needs_grad(self, t):
             out._set_grad_fn(d.SubBackward0(_edges(self, t), a.shape, np.shape(b)))
         return out
@@ -654,6 +730,8 @@ class Tensor:
     def __rsub__(self, other):
         if isinstance(other, Tensor):
             return other.__sub__(self)
+        if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_):
+            raise _bool_subtraction_error()
         a, b, _ = self._operands(other)
         out = _wrap(b - a)
         if _needs_grad(self):
@@ -693,33 +771,58 @@ class Tensor:
         return self.reciprocal() * other
 
     def __floordiv__(self, other):
-        a, b, _ = self._operands(other)
-        return _wrap(np.floor_divide(a, b))
+        a, b, t = self._operands(other)
+        out = _integer_division(np.floor_divide, a, b, "floor_divide")
+        if _needs_grad(self, t):  # a step function: PyTorch records it, then refuses backward
+            out._set_grad_fn(d.NoDerivative(_edges(self, t), "floor_divide"))
+        return out
 
     def __rfloordiv__(self, other):
         a, b, _ = self._operands(other)
-        return _wrap(np.floor_divide(b, a))
+        out = _integer_division(np.floor_divide, b, a, "floor_divide")
+        if _needs_grad(self):
+            out._set_grad_fn(d.NoDerivative((_edge(self),), "floor_divide"))
+        return out
 
     def __mod__(self, other):
+        a, b, t = self._operands(other)
+        out = _integer_division(np.remainder, a, b, "remainder")
+        if _needs_grad(self, t):
+            if t is None:
+                out._set_grad_fn(d.RemainderBackward0((_edge(self),)))
+            else:
+                out._set_grad_fn(d.RemainderBackward1(_edges(self, t), a, b))
+        return out
+
+    def __rmod__(self, other):
         a, b, _ = self._operands(other)
-        return _wrap(np.remainder(a, b))
+        out = _integer_division(np.remainder, b, a, "remainder")
+        if _needs_grad(self):
+            out._set_grad_fn(d.NoDerivative((_edge(self),), "remainder"))
+        return out
+
+    floor_divide, remainder = __floordiv__, __mod__
 
     def __pow__(self, exponent):
-        if isinstance(exponent, Tensor) and exponent._data.ndim == 0 and not exponent._requires_grad:
-            exponent = exponent.item()
         if isinstance(exponent, _Number):
             a, e, _ = self._operands(exponent)
             if a.dtype.kind in "iu" and isinstance(e, int) and e < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = _wrap(a * a if e == 2 else a ** e)
+            if a.dtype == np.bool_:  # bool ** bool: numpy says int8, PyTorch bool
+                out._data = out._data.astype(np.bool_)
             if _needs_grad(self):
                 out._set_grad_fn(d.PowBackward0((_edge(self),), a, e))
             return out
         a, b, t = self._operands(exponent)
+        if a.dtype.kind in "biu":
+            if a.dtype == np.bool_:
+                raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
+                                          "tensors first (t.long())")
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(a ** b)
+                out = _wrap(_integer_power(a, b) if a.dtype.kind in "iu" else a ** b)
         except ValueError:
             raise _broadcast_error(a, b, "**") from None
         if _needs_grad(self, t):
@@ -730,6 +833,9 @@ class Tensor:
         if isinstance(base, Tensor):
             return base.__pow__(self)
         a, b, _ = self._operands(base)
+        if a.dtype == np.bool_:
+            raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
+                                      "exponents first (t.long())")
         with np.errstate(divide="ignore", invalid="ignore"):
             out = _wrap(np.power(np.asarray(b, dtype=a.dtype), a))
         if _needs_grad(self):
@@ -737,7 +843,12 @@ class Tensor:
         return out
 
     def __neg__(self):
-        out = _wrap(-self._data)
+        try:
+            out = _wrap(-self._data)
+        except TypeError:  # numpy's refusal for bools
+            raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                               "If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.") from None
         if _needs_grad(self):
             out._set_grad_fn(d.NegBackward0((_edge(self),)))
         return out
@@ -835,10 +946,18 @@ class Tensor:
         return _wrap(np.stack(found, axis=1).astype(np.int64) if found else np.zeros((0, 0), np.int64))
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True)
+        """The distinct values, sorted; with ``dim``, the distinct slices along ``dim`` (rows
+        for dim=0), sorted lexicographically. The inverse says where each value (or slice)
+        went, the counts how often each occurs."""
+        if dim is not None and not self._data.ndim:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        axis = None if dim is None else self._dim(dim)
+        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True,
+                                            axis=axis)
         result = [_wrap(values)]
         if return_inverse:
-            result.append(_wrap(inverse.reshape(self._data.shape).astype(np.int64)))
+            shape = self._data.shape if axis is None else (self._data.shape[axis],)
+            result.append(_wrap(inverse.reshape(shape).astype(np.int64)))
         if return_counts:
             result.append(_wrap(counts.astype(np.int64)))
         return result[0] if len(result) == 1 else tuple(result)
@@ -866,13 +985,24 @@ class Tensor:
         return _wrap(np.isfinite(self._data))
 
     def sign(self):
-        return _wrap(np.sign(self._data))
+        """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
+        a = self._data
+        out = _wrap(a.copy() if a.dtype == np.bool_ else d.sign(a))
+        if _needs_grad(self):
+            out._set_grad_fn(d.SignBackward0((_edge(self),)))
+        return out
 
     def all(self, dim=None, keepdim=False):
-        return _wrap(np.all(self._data, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+        return self._test(np.all, dim, keepdim)
 
     def any(self, dim=None, keepdim=False):
-        return _wrap(np.any(self._data, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+        return self._test(np.any, dim, keepdim)
+
+    def _test(self, fn, dim, keepdim):
+        """all/any: bool, except that PyTorch answers a uint8 tensor in uint8."""
+        a = self._data
+        out = np.asarray(fn(a, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
+        return _wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
 
     # ----------------------------------------------------------------- elementwise functions
 
@@ -945,24 +1075,51 @@ class Tensor:
         return self ** 2
 
     def clamp(self, min=None, max=None):
-        if min is None and max is None:
-            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        low = min.item() if isinstance(min, Tensor) else min
-        high = max.item() if isinstance(max, Tensor) else max
-        a = self._data
-        out = np.clip(a, low, high).astype(a.dtype, copy=False)
-        result = _wrap(out)
-        if _needs_grad(self):
-            result._set_grad_fn(d.ClampBackward1((_edge(self),), a, low, high))
-        return result
+        """Values below ``min`` become ``min``, above ``max`` become ``max``. The bounds are
+        numbers, or tensors (they broadcast, and get a gradient where they win)."""
+        return self._clamp(min, max, d.ClampBackward1)
 
     clip = clamp
 
     def clamp_min(self, min):
-        return self.clamp(min=min)
+        return self._clamp(min, None, d.ClampMinBackward0)
 
     def clamp_max(self, max):
-        return self.clamp(max=max)
+        return self._clamp(None, max, d.ClampMaxBackward0)
+
+    def _clamp(self, low, high, node_cls):
+        if low is None and high is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        low_is_tensor, high_is_tensor = isinstance(low, Tensor), isinstance(high, Tensor)
+        if low_is_tensor or high_is_tensor:
+            if low is None or high is None or (low_is_tensor and high_is_tensor):
+                return self._clamp_by_tensors(low, high)
+            low, high = _bound_as_number(low), _bound_as_number(high)
+        a = _with_numbers(self._data, low, high)
+        out = np.clip(a, low, high).astype(a.dtype, copy=False)
+        result = _wrap(out)
+        if _needs_grad(self):
+            result._set_grad_fn(node_cls((_edge(self),), a, low, high))
+        return result
+
+    def _clamp_by_tensors(self, low, high):
+        """clamp with tensor bounds: promoted and broadcast with ``self`` like an add."""
+        arrays = [None if t is None else t._data for t in (self, low, high)]
+        common = arrays[0]
+        for b in arrays[1:]:
+            if b is not None:
+                common = np.empty((1,) * max(common.ndim, b.ndim), dtypes.promote(common, b))
+        a, lo, hi = (None if b is None else b.astype(common.dtype, copy=False) for b in arrays)
+        try:
+            out = a if lo is None else np.maximum(a, lo)
+            out = out if hi is None else np.minimum(out, hi)
+        except ValueError:
+            raise _broadcast_error(a, lo if hi is None else hi, "clamp") from None
+        result = _wrap(np.asarray(out))
+        if _needs_grad(self, low, high):
+            edges = tuple(None if t is None else _edge(t) for t in (self, low, high))
+            result._set_grad_fn(d.ClampBackward0(edges, (a, lo, hi)))
+        return result
 
     def masked_fill(self, mask, value):
         """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
@@ -1015,9 +1172,10 @@ class Tensor:
     def minimum(self, other):
         return _pairwise(self, other, np.minimum, d.MinimumBackward0)
 
-    def softmax(self, dim):
-        dim = self._dim(dim)
-        a = self._float_data()
+    def softmax(self, dim, dtype=None):
+        if dtype is not None:
+            return self.to(dtype).softmax(dim)
+        dim, a = self._dim(dim), self._softmax_input("softmax")
         shifted = np.exp(a - _max_keepdim(a, dim))
         out = shifted / shifted.sum(axis=dim, keepdims=True)
         result = _wrap(out)
@@ -1025,15 +1183,30 @@ class Tensor:
             result._set_grad_fn(d.SoftmaxBackward0((_edge(self),), out, dim))
         return result
 
-    def log_softmax(self, dim):
-        dim = self._dim(dim)
-        a = self._float_data()
+    def log_softmax(self, dim, dtype=None):
+        if dtype is not None:
+            return self.to(dtype).log_softmax(dim)
+        dim, a = self._dim(dim), self._softmax_input("log_softmax")
         # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
         shifted = a - _max_keepdim(a, dim)
-        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        if a.size:
+            out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        else:  # an empty batch, or no classes: log(0) of nothing
+            out = a.copy()
         if _needs_grad(self):
             return _wrap(out, d.LogSoftmaxBackward0((_edge(self),), out, dim))
         return _wrap(out)
+
+    def _softmax_input(self, name):
+        """The values softmax works on: floats only, as in PyTorch (whose kernels have no
+        integer version); the probabilities of integers would be a float tensor anyway."""
+        a = self._data
+        if a.dtype.kind != "f":
+            raise NotImplementedError(
+                f'"{name}_lastdim_kernel_impl" not implemented for '
+                f"'{dtypes.scalar_type_name(a.dtype)}': convert the tensor first "
+                f"(x.float().{name}(dim)) or pass dtype=minigrad.float32")
+        return a
 
     def clone(self):
         out = _wrap(self._data.copy())
@@ -1054,9 +1227,11 @@ class Tensor:
     # ----------------------------------------------------------------- reductions
 
     def sum(self, dim=None, keepdim=False, dtype=None):
+        """The sum of all elements, or over ``dim`` (one or several). Integers and bools add
+        up in int64, as in PyTorch (unless ``dtype`` says otherwise)."""
         a = self._data if dtype is None else self._data.astype(dtypes.to_numpy(dtype))
-        if a.dtype.kind == "b":
-            a = a.astype(dtypes.DEFAULT_INT)
+        if a.dtype.kind in "biu" and dtype is None:
+            a = a.astype(dtypes.DEFAULT_INT, copy=False)
         if dim is None:
             out = _wrap(np.asarray(a.sum(keepdims=keepdim), dtype=a.dtype))
             if _needs_grad(self):
@@ -1073,7 +1248,7 @@ class Tensor:
         if a.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
-                f"point or complex dtype. Got: {dtypes.from_numpy(a.dtype).name.capitalize()}. "
+                f"point or complex dtype. Got: {dtypes.scalar_type_name(a.dtype)}. "
                 "Convert first: t.float().mean()")
         if dim is None:
             out = _wrap(np.asarray(_mean(a, None, keepdim), dtype=a.dtype))
@@ -1092,11 +1267,8 @@ class Tensor:
                 other = dim
             return self.maximum(other) if pick is np.max else self.minimum(other)
         a = self._data
-        if a.size == 0:
-            raise RuntimeError(f"{pick.__name__}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
-                               "argument.")
         if dim is None:
+            _refuse_empty_reduction(pick.__name__, a, None)
             out = _wrap(np.asarray(pick(a)))
             if _needs_grad(self):
                 out._set_grad_fn(full_node((_edge(self),), (a, out._data)))
@@ -1104,6 +1276,7 @@ class Tensor:
         dim = self._dim(dim)
         if a.ndim == 0:
             return result_type(self.clone(), _wrap(np.asarray(0)))
+        _refuse_empty_reduction(pick.__name__, a, dim)
         indices = arg(a, axis=dim)
         values = np.take_along_axis(a, np.expand_dims(indices, dim), axis=dim)
         if not keepdim:
@@ -1152,14 +1325,21 @@ class Tensor:
         return out
 
     def argmax(self, dim=None, keepdim=False):
-        if dim is None:
-            return _wrap(np.asarray(np.argmax(self._data), dtype=np.int64))
-        return _wrap(np.argmax(self._data, axis=self._dim(dim), keepdims=keepdim).astype(np.int64))
+        return self._arg_extreme(dim, keepdim, np.argmax)
 
     def argmin(self, dim=None, keepdim=False):
+        return self._arg_extreme(dim, keepdim, np.argmin)
+
+    def _arg_extreme(self, dim, keepdim, arg):
+        a = self._data
         if dim is None:
-            return _wrap(np.asarray(np.argmin(self._data), dtype=np.int64))
-        return _wrap(np.argmin(self._data, axis=self._dim(dim), keepdims=keepdim).astype(np.int64))
+            _refuse_empty_reduction(arg.__name__, a, None, IndexError)
+            return _wrap(np.asarray(arg(a), dtype=np.int64))
+        dim = self._dim(dim)
+        if a.ndim:
+            _refuse_empty_reduction(arg.__name__, a, dim)
+        return _wrap(np.asarray(arg(a, axis=dim if a.ndim else None, keepdims=keepdim),
+                                dtype=np.int64))
 
     def var(self, dim=None, unbiased=True, keepdim=False, correction=None):
         """Variance; ``correction=1`` (the default, like ``unbiased=True``) divides by N-1."""
@@ -1171,17 +1351,28 @@ class Tensor:
     def _spread(self, dim, unbiased, keepdim, correction, std):
         if correction is None:
             correction = 1 if unbiased else 0
-        a = self._float_data()
+        a = self._data
+        if a.dtype.kind != "f":
+            raise RuntimeError(f"std and var only support floating point and complex dtypes, "
+                               f"not {self.dtype}: convert the tensor first (x.float())")
         dims = tuple(range(a.ndim)) if dim is None else self._dims(dim)
         count = int(np.prod([a.shape[x] for x in dims]))
         divisor = max(count - correction, 0)
-        centered = a - a.mean(axis=dims, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        if divisor == 0:
+            warnings.warn(f"{'std' if std else 'var'}(): degrees of freedom is <= 0. Correction "
+                          "should be strictly less than the reduction factor (input numel "
+                          "divided by output numel): the result is nan.", UserWarning,
+                          stacklevel=3)
+        # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
+        wide = a.astype(np.float64) if a.itemsize < 8 else a
+        centered = wide - _mean(wide, dims, True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             value = (centered * centered).sum(axis=dims, keepdims=keepdim) / divisor
             if std:
                 value = np.sqrt(value)
-        out = _wrap(np.asarray(value, dtype=a.dtype))
+            out = _wrap(np.asarray(value, dtype=a.dtype))  # inf where float32 cannot hold it
         if _needs_grad(self):
+            centered = centered.astype(a.dtype, copy=False)
             keep = keepdim or dim is None
             if std:
                 node = d.StdBackward0((_edge(self),), centered, dims, keep, divisor, out._data)
@@ -1201,12 +1392,14 @@ class Tensor:
         if dim is None:
             if keepdim:
                 raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
-            out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
+            with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is nan, silently
+                out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
             if _needs_grad(self):
                 out._set_grad_fn(d.ProdBackward0((_edge(self),), a, out._data))
             return out
         dim = self._dim(_one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
-        value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
+        with np.errstate(invalid="ignore", over="ignore"):
+            value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
         out = _wrap(np.asarray(value, dtype=a.dtype))
         if _needs_grad(self):
             out._set_grad_fn(d.ProdBackward1((_edge(self),), a, out._data, dim, keepdim))
@@ -1220,7 +1413,7 @@ class Tensor:
         a = self._data
         if a.dtype.kind in "biu":
             a = a.astype(np.int64)
-        out = _wrap(a.copy() if a.ndim == 0 else np.cumsum(a, axis=dim))
+        out = _wrap(a.copy() if a.ndim == 0 else d.running_sum(a, dim))
         if _needs_grad(self):
             out._set_grad_fn(d.CumsumBackward0((_edge(self),), dim))
         return out
@@ -1653,7 +1846,17 @@ def _shape_args(args):
     """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         args = args[0]
-    return tuple(int(a) for a in args)
+    return tuple(_size(a) for a in args)
+
+
+def _size(n):
+    """One size of a shape: an integer (a float would silently be cut, so it is refused)."""
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"a size must be an int, not {type(n).__name__} ({n!r}): sizes "
+                        "count elements, e.g. zeros(2, 3); write int(n) to round down "
+                        "on purpose") from None
 
 
 def tensor_from(value):
@@ -1802,11 +2005,14 @@ def where(condition, input=None, other=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                            f"tensor with dtype {dtypes.from_numpy(cond.dtype)}")
     if not isinstance(input, Tensor):
-        if not isinstance(other, Tensor):
-            input = tensor_from(input)
+        if isinstance(other, Tensor):  # a number and a tensor: promoted as in ``other + 1.5``
+            promoted, number, _ = other._operands(input)
+            input = _wrap(np.asarray(number).astype(promoted.dtype))
         else:
-            input = _wrap(np.asarray(input, dtype=other._data.dtype))
+            input = tensor_from(input)
     x, y, t = input._operands(other)
+    if t is None:
+        y = np.asarray(y).astype(x.dtype)
     try:
         out = _wrap(np.where(cond, x, y))
     except ValueError:

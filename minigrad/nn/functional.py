@@ -192,8 +192,23 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
 
 
 def one_hot(tensor, num_classes=-1):
+    """Class indices (int64) -> rows of 0s with a 1 at each index: shape (..., num_classes).
+    ``num_classes=-1`` takes one more than the largest index."""
     labels = tensor._data
+    if labels.dtype != np.int64:
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor, "
+                           f"not {tensor.dtype}: convert the labels first (labels.long())")
+    if num_classes < 0 and not labels.size:
+        raise RuntimeError("Can not infer total number of classes from empty tensor: "
+                           "pass num_classes")
+    if labels.size and labels.min() < 0:
+        raise RuntimeError("Class values must be non-negative. (got "
+                           f"{int(labels.min())}: a label of -1 would silently become the "
+                           "last class)")
     n = int(labels.max()) + 1 if num_classes < 0 else num_classes
+    if labels.size and labels.max() >= n:
+        raise RuntimeError(f"Class values must be smaller than num_classes. (got "
+                           f"{int(labels.max())} with num_classes={n})")
     return _wrap(np.eye(n, dtype=np.int64)[labels])
 
 

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes
 from ..graph import Node, unbroadcast
 from ..tensor import Tensor, _broadcast_error, _edge, _max_keepdim, _needs_grad, _sigmoid, _wrap
 from ._arguments import _expect_tensor
@@ -382,6 +383,11 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         return losses.view(target.shape) if reduction == "none" else losses
     class_dim = 0 if logp.ndim == 1 else 1
     _check_class_weight(weight, logp.shape[class_dim])
+    if weight is not None and weight._data.dtype != logp.dtype:
+        raise RuntimeError(
+            f"expected scalar type {dtypes.scalar_type_name(logp.dtype)} but found "
+            f"{dtypes.scalar_type_name(weight._data.dtype)}: the class weights must have the "
+            f"input's dtype ({input.dtype}); convert them (weight.to(input.dtype))")
     classes = logp.shape[class_dim]
     valid = labels != ignore_index
     safe = np.where(valid, labels, 0)
@@ -505,6 +511,9 @@ def _cross_entropy_probs(input, target, weight, reduction):
         return losses.squeeze(0) if reduction == "none" else losses
     _check_class_weight(weight, input.shape[1])
     z, t, _ = input._operands(target)
+    if weight is not None and dtypes.promote(z, weight._data) != z.dtype:
+        # float64 weights make the loss float64, as in PyTorch (class indices refuse them)
+        z, t = z.astype(weight._data.dtype), t.astype(weight._data.dtype)
     shifted = z - _max_keepdim(z, 1)  # log-sum-exp never overflows
     exp = np.exp(shifted)
     total = exp.sum(axis=1, keepdims=True)
