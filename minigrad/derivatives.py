@@ -658,16 +658,18 @@ class TBackward0(Node):
 
 
 class IndexBackward0(Node):
-    """Advanced indexing: an index may repeat, so the gradients add up (``np.add.at``)."""
-    __slots__ = ("shape", "key")
+    """Advanced indexing, ``a[first][key]`` (``first``, the ints, slices and None PyTorch
+    applies before the index arrays, may be None): an index may repeat, so the gradients add
+    up (``np.add.at``) in a zero array of the input's shape."""
+    __slots__ = ("shape", "key", "first")
 
-    def __init__(self, inputs, shape, key):
+    def __init__(self, inputs, shape, key, first=None):
         super().__init__(inputs)
-        self.shape, self.key = shape, key
+        self.shape, self.key, self.first = shape, key, first
 
     def apply(self, grad):
         out = np.zeros(self.shape, dtype=grad.dtype)
-        np.add.at(out, self.key, grad)
+        np.add.at(out if self.first is None else out[self.first], self.key, grad)
         return (out,)
 
 
@@ -682,6 +684,9 @@ class SliceBackward0(IndexBackward0):
 
 
 SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
+AliasBackward0 = type("AliasBackward0", (SliceBackward0,), {"__slots__": ()})
+# x[None, ...]: PyTorch's name, with the index's backward (x.unsqueeze(0) has its own node).
+IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (SliceBackward0,), {"__slots__": ()})
 
 
 class GatherBackward0(Node):
@@ -703,21 +708,25 @@ class GatherBackward0(Node):
 
 
 class IndexPutBackward0(Node):
-    """``t[key] = value`` on a tensor in the graph: the overwritten part of ``t`` gets no
-    gradient, ``value`` gets the gradient of the part it filled."""
-    __slots__ = ("key", "value_shape")
+    """``t[key] = value`` on a tensor in the graph (``t[first][key]`` for an advanced index,
+    as ``IndexBackward0``): the overwritten part of ``t`` gets no gradient, ``value`` gets the
+    gradient of the part it filled."""
+    __slots__ = ("key", "value_shape", "first")
 
-    def __init__(self, inputs, key, value_shape):
+    def __init__(self, inputs, key, value_shape, first=None):
         super().__init__(inputs)
-        self.key, self.value_shape = key, value_shape
+        self.key, self.value_shape, self.first = key, value_shape, first
 
     def apply(self, grad):
         grad_self = grad_value = None
         if self.inputs[0] is not None:
             grad_self = grad.copy()
-            grad_self[self.key] = 0
+            (grad_self if self.first is None else grad_self[self.first])[self.key] = 0
         if self.inputs[1] is not None:
-            grad_value = unbroadcast(grad[self.key], self.value_shape)
+            part = (grad if self.first is None else grad[self.first])[self.key]
+            if part.ndim < len(self.value_shape):  # a value with extra leading dims of size 1
+                part = part.reshape((1,) * (len(self.value_shape) - part.ndim) + part.shape)
+            grad_value = unbroadcast(part, self.value_shape)
         return grad_self, grad_value
 
 

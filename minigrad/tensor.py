@@ -180,31 +180,231 @@ def _broadcast_error(a, b, op):
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
 
 
-def _last_step_selects(index):
-    """PyTorch applies a basic index item by item; the name of the resulting grad_fn is that
-    of the last int (select) or slice item."""
-    items = index if isinstance(index, tuple) else (index,)
-    steps = [k for k in items if isinstance(k, (int, slice))]
-    return bool(steps) and isinstance(steps[-1], int)
+def _view_node_class(index, shape):
+    """The node of a basic index, named as PyTorch names it: PyTorch applies the items one
+    by one (select for an int, slice, unsqueeze for None), skips a slice that keeps a whole
+    dim inside a tuple, and the last step that did something names the grad_fn (an index
+    that does nothing gives an alias)."""
+    if type(index) is not tuple:
+        if index is None:
+            return d.IndexUnsqueezeBackward0
+        if index is Ellipsis:
+            return d.AliasBackward0
+        return d.SliceBackward0 if type(index) is slice else d.SelectBackward0
+    node_class = d.AliasBackward0
+    dim = 0
+    for k in index:
+        if k is None:
+            node_class = d.IndexUnsqueezeBackward0
+        elif k is Ellipsis:
+            dim += len(shape) - sum(1 for j in index if j is not None and j is not Ellipsis)
+        elif type(k) is int:
+            node_class = d.SelectBackward0
+            dim += 1
+        else:
+            if (k.start or 0) != 0 or k.stop is not None and k.stop < shape[dim] or (
+                    k.step or 1) != 1:
+                node_class = d.SliceBackward0
+            dim += 1
+    return node_class
 
 
-def _to_index(key):
-    """A Python/Tensor index -> the equivalent numpy index (and whether it is basic)."""
-    if isinstance(key, tuple):
-        parts = tuple(_to_index(k)[0] for k in key)
-        basic = all(isinstance(k, (int, slice)) or k is None or k is Ellipsis for k in parts)
-        return parts, basic
-    if isinstance(key, Tensor):
-        key = key._data
-    elif isinstance(key, list):
-        key = np.array([k._data if isinstance(k, Tensor) else k for k in key])
-    if isinstance(key, np.integer):
-        key = int(key)
-    basic = isinstance(key, (int, slice)) or key is None or key is Ellipsis
-    if isinstance(key, np.ndarray) and key.dtype.kind == "f":
-        raise IndexError("tensors used as indices must be long, int or bool tensors, "
-                         f"not {dtypes.from_numpy(key.dtype)}")
-    return key, basic
+# How PyTorch reads an index (python_variable_indexing.cpp), which is not numpy's rule:
+# integers select first, one dimension at a time, so an integer never counts as an advanced
+# index; the arrays (int positions, bool masks) are then applied to what is left, with
+# numpy's placement rule (their dims stay in place when they are adjacent, go first when a
+# slice or None separates them). minigrad does the same in two numpy steps: ``first`` (ints,
+# slices, None: a view) and then ``advanced`` (full slices and arrays only).
+
+_SEQUENCE_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated (PyTorch still "
+    "reads x[[0, [1]]] as x[0, [1]], and so does minigrad): use x[tuple(seq)] instead of "
+    "x[seq], or x[torch.tensor(seq)] for an index tensor.")
+
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+              "are valid indices (got {})")
+
+
+def _check_step(step):
+    """PyTorch refuses a slice that walks backwards (numpy would return a reversed view)."""
+    if step <= 0:
+        raise ValueError("step must be greater than zero" if step else
+                         "slice step cannot be zero")
+
+
+def _sequence_as_tuple(seq):
+    """PyTorch's (and old numpy's) heuristic: a short list holding a sequence, a tensor, a
+    slice, None or Ellipsis is a tuple of indices, not one index."""
+    if len(seq) >= 32:
+        return False
+    for item in seq:
+        if item is None or item is Ellipsis or isinstance(item, (Tensor, np.ndarray, list, tuple,
+                                                                  slice, str, range)):
+            return True
+    return False
+
+
+def _sequence_index(seq):
+    """A (nested) list used as one index -> an index array, as PyTorch converts it: bools
+    make a mask, other numbers int64 positions (floats are truncated, [] is an empty
+    int64 index)."""
+    array = np.array([x._data if isinstance(x, Tensor) else x for x in seq])
+    if array.dtype.kind == "b":
+        return array
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"an index list must hold numbers or bools, not {array.dtype}")
+    return array.astype(np.int64)
+
+
+def _index_part(k):
+    """One item of an index: an int (select), a slice, None, Ellipsis or an array (int
+    positions, or a bool mask; a 0-dim bool array stands for a Python True/False)."""
+    if k is None or k is Ellipsis:
+        return k
+    kind = type(k)
+    if kind is int:
+        return k
+    if kind is slice:
+        if k.step is not None:
+            _check_step(k.step)
+        return k
+    if kind is bool or kind is np.bool_:
+        return np.asarray(k)
+    if isinstance(k, numbers.Integral):
+        return int(k)
+    if isinstance(k, Tensor):
+        k = k._data
+    elif isinstance(k, (list, tuple, range)):
+        k = _sequence_index(k)
+    elif isinstance(k, str):
+        raise TypeError(f"a string cannot be an index ({k!r})")
+    elif not isinstance(k, np.ndarray):
+        raise IndexError(_BAD_INDEX.format(type(k).__name__))
+    kind = k.dtype.kind
+    if kind == "b":
+        return k
+    if kind == "u" and k.dtype.itemsize == 1:
+        warnings.warn("indexing with dtype uint8 is now deprecated, please use a dtype bool "
+                      "instead.", UserWarning, stacklevel=4)
+        return k.astype(bool)
+    if kind in "iu":
+        return int(k) if k.ndim == 0 else k
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors, "
+                     f"not {dtypes.from_numpy(k.dtype)}")
+
+
+def _check_masks(advanced, shape):
+    """A bool mask must have the shape of the dims it covers (numpy lets an empty mask
+    through); PyTorch's IndexError otherwise. ``advanced`` holds no Ellipsis."""
+    dim = 0
+    for p in advanced:
+        if not isinstance(p, np.ndarray) or p.dtype.kind != "b":
+            dim += 1
+            continue
+        for j, n in enumerate(p.shape):
+            if dim + j < len(shape) and shape[dim + j] != n:
+                raise IndexError(f"The shape of the mask {list(p.shape)} at index {j} does not "
+                                 f"match the shape of the indexed tensor {list(shape)} at "
+                                 f"index {dim + j}")
+        dim += p.ndim
+
+
+def _split_advanced(parts, array):
+    """``parts`` holding arrays -> ``(first, advanced)``: ``array[first]`` does the ints,
+    slices and None (``first`` is None when there is nothing to do), ``[advanced]`` then
+    the arrays, which is PyTorch's order of the result's dims."""
+    first, advanced = [], []
+    trivial = True
+    ndim = array.ndim  # of array[first]
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            if p.ndim == 0:  # True / False: a new dim, indexed by [0] (size 1) or [] (size 0)
+                first.append(None)
+                advanced.append(np.zeros(1 if p else 0, np.int64))
+                trivial = False
+                ndim += 1
+            else:
+                first.extend([_ALL] * (p.ndim if p.dtype.kind == "b" else 1))
+                advanced.append(p)
+        elif p is Ellipsis:
+            first.append(p)
+            advanced.append(p)
+        elif type(p) is int:
+            first.append(p)
+            trivial = False
+            ndim -= 1
+        else:  # slice or None
+            first.append(p)
+            advanced.append(_ALL)
+            trivial = trivial and p == _ALL
+            ndim += p is None
+    at = [i for i, p in enumerate(advanced) if p is Ellipsis]
+    if at:
+        # Spelled out: numpy would see an Ellipsis (even of no dims) between two arrays as
+        # separating them, PyTorch sees the dims.
+        if len(at) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        rest = advanced[:at[0]] + advanced[at[0] + 1:]
+        taken = sum(p.ndim if isinstance(p, np.ndarray) and p.dtype.kind == "b" else 1
+                    for p in rest)
+        advanced = advanced[:at[0]] + [_ALL] * (ndim - taken) + rest[at[0]:]
+    first = None if trivial else tuple(first)
+    advanced = tuple(advanced)
+    if any(isinstance(p, np.ndarray) and p.dtype.kind == "b" for p in advanced):
+        _check_masks(advanced, (array if first is None else array[first]).shape)
+    return first, advanced
+
+
+_ALL = slice(None)
+
+
+def _to_index(key, array):
+    """A Python/Tensor index into ``array`` -> ``(index, advanced)``. Basic indexing (ints,
+    slices, None, Ellipsis) gives ``advanced = None`` and ``array[index]`` is a view. Otherwise
+    the result is ``array[index][advanced]`` (``index`` None: ``array[advanced]``)."""
+    kind = type(key)
+    if kind is int:
+        return key, None
+    if kind is Tensor and key._data.ndim and key._data.dtype.kind == "i":
+        return None, (key._data,)  # a batch of positions, as a training loop indexes
+    if kind is slice:
+        if key.step is not None:
+            _check_step(key.step)
+        return key, None
+    if kind is tuple:
+        for k in key:
+            kind = type(k)
+            if kind is slice:
+                if k.step is not None:
+                    _check_step(k.step)
+            elif kind is not int and k is not None and k is not Ellipsis:
+                break
+        else:
+            return key, None
+        items = key
+    elif kind is list and _sequence_as_tuple(key):
+        warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
+        items = tuple(key)
+    else:
+        items = (key,)
+    parts = tuple(_index_part(k) for k in items)
+    if not any(isinstance(p, np.ndarray) for p in parts):
+        return parts, None
+    return _split_advanced(parts, array)
+
+
+def _element_view(array, index):
+    """``array[index]`` for a basic index that picks one element, as a 0-dim view: numpy
+    gives a copied scalar, but ``t[0].fill_(7)`` must change ``t`` as in PyTorch."""
+    return array[(*index, ...) if type(index) is tuple else (index, ...)]
+
+
+def _indexed(array, index, advanced):
+    """``array`` indexed as ``_to_index`` said."""
+    if advanced is not None:
+        return (array if index is None else array[index])[advanced]
+    value = array[index]
+    return value if type(value) is np.ndarray else _element_view(array, index)
 
 
 class Tensor:
@@ -1330,10 +1530,22 @@ class Tensor:
         return self._reshaped(np.squeeze(a, axis=tuple(dims)), d.SqueezeBackward1)
 
     def expand(self, *sizes):
+        if not sizes:
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
         sizes = _shape_args(sizes)
         a = self._data
         lead = len(sizes) - a.ndim
-        target = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        if lead < 0:
+            raise RuntimeError(f"expand(size={list(sizes)}): the number of sizes provided "
+                               f"({len(sizes)}) must be greater or equal to the number of "
+                               f"dimensions in the tensor ({a.ndim})")
+        for i, s in enumerate(sizes[:lead]):
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}: -1 keeps the size of "
+                                   "an existing dimension, a new one needs its size")
+        target = tuple(a.shape[i - lead] if s == -1 and i >= lead else s
+                       for i, s in enumerate(sizes))
         try:
             value = np.broadcast_to(a, target)
         except ValueError:
@@ -1349,10 +1561,17 @@ class Tensor:
         return self.expand(other.shape)
 
     def permute(self, *dims):
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims" '
+                            '(give the new order of all dimensions, e.g. x.permute(1, 0))')
         dims = tuple(self._dim(x) for x in _shape_args(dims))
-        if sorted(dims) != list(range(self._data.ndim)):
-            raise RuntimeError(f"permute(): dims {list(dims)} must be a permutation of "
-                               f"0..{self._data.ndim - 1}")
+        if len(dims) != self._data.ndim:
+            raise RuntimeError(f"permute(): number of dimensions in the tensor input does not "
+                               f"match the length of the desired ordering of dimensions i.e. "
+                               f"input.dim() = {self._data.ndim} is not equal to len(dims) = "
+                               f"{len(dims)}")
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
         out = _wrap(self._data.transpose(dims))
         if _needs_grad(self):
             out._set_grad_fn(note_viewed(d.PermuteBackward0((_edge(self),), dims), self._data,
@@ -1381,7 +1600,7 @@ class Tensor:
 
     @property
     def T(self):
-        return self.permute(*reversed(range(self._data.ndim)))
+        return self.permute(tuple(reversed(range(self._data.ndim))))
 
     @property
     def mT(self):
@@ -1417,37 +1636,59 @@ class Tensor:
     # ----------------------------------------------------------------- indexing
 
     def __getitem__(self, key):
-        index, basic = _to_index(key)
+        a = self._data
         try:
-            value = self._data[index]
+            index, advanced = _to_index(key, a)
+            if advanced is None:
+                value = a[index]
+                if type(value) is not np.ndarray:
+                    value = _element_view(a, index)
+            else:
+                value = (a if index is None else a[index])[advanced]
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         out = _wrap(value)
         if _needs_grad(self):
-            if not basic:
-                node = d.IndexBackward0((_edge(self),), self._data.shape, index)
+            if advanced is not None:
+                node = d.IndexBackward0((_edge(self),), a.shape, advanced, index)
             else:
-                node_cls = d.SelectBackward0 if _last_step_selects(index) else d.SliceBackward0
-                node = note_viewed(node_cls((_edge(self),), self._data.shape, index),
-                                   self._data, value)
+                node_cls = _view_node_class(index, a.shape)
+                node = note_viewed(node_cls((_edge(self),), a.shape, index), a, value)
             out._set_grad_fn(node)
         return out
 
     def __setitem__(self, key, value):
-        index, basic = _to_index(key)
+        a = self._data
+        try:
+            index, advanced = _to_index(key, a)
+        except IndexError as error:
+            raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         t = value if isinstance(value, Tensor) else None
         v = value._data if t is not None else value
+        if advanced is not None and t is not None and v.dtype != a.dtype and not (
+                v.ndim == 0 and index is None and len(advanced) == 1
+                and advanced[0].dtype.kind == "b"):  # PyTorch's masked_fill_ path
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {self.dtype} for the destination and {t.dtype} for the "
+                               f"source (convert the value first: value.to({self.dtype}))")
         recorded = self._check_inplace(t)
         if recorded:
-            node_class = d.CopySlices if basic else d.IndexPutBackward0
-            node = node_class(_edges(self, t), index, t.shape if t is not None else ())
+            node_class = d.CopySlices if advanced is None else d.IndexPutBackward0
+            node = node_class(_edges(self, t), advanced if advanced is not None else index,
+                              t.shape if t is not None else (),
+                              index if advanced is not None else None)
         try:
-            self._data[index] = v
+            if advanced is None:
+                a[index] = v
+            else:
+                (a if index is None else a[index])[advanced] = v
+        except IndexError as error:
+            raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         except ValueError as error:
             raise RuntimeError(f"cannot assign a value of shape {list(np.shape(v))} to "
-                               f"x[{key!r}], which has shape {list(self._data[index].shape)} "
-                               f"({error})") from None
-        mark_changed_in_place(self._data)  # a node that saved the old values refuses backward
+                               f"x[{key!r}], which has shape "
+                               f"{list(_indexed(a, index, advanced).shape)} ({error})") from None
+        mark_changed_in_place(a)  # a node that saved the old values refuses backward
         if recorded:
             self._set_grad_fn(node)
 

@@ -1,0 +1,342 @@
+"""Indexing against PyTorch: which dims a mixed index gives and in what order, gradients,
+assignment, empty indices, the indices PyTorch refuses, and in-place changes through views.
+
+PyTorch does not read an index as numpy does: an integer selects its dim first and never
+counts as an advanced index, so ``x[0, :, [1, 0]]`` of a (2, 3, 4) tensor has shape (3, 2)
+in PyTorch and (2, 3) in numpy. Every case here runs the same code with ``lib`` = minigrad
+and ``lib`` = torch and compares the two.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minigrad as mg
+
+R = np.random.default_rng(2024)
+SHAPE = (2, 3, 4)
+
+# Index expressions on ``a``, a float64 tensor of shape (2, 3, 4) that requires grad.
+GETITEM = [
+    # basic: views
+    "a[1]", "a[-1]", "a[1, 2]", "a[1, 2, 3]", "a[:, 1]", "a[..., 0]", "a[0, ..., 1]",
+    "a[None]", "a[:, None]", "a[None, 0, :, 1]", "a[..., None]", "a[1:, ::2]",
+    "a[lib.tensor(1)]", "a[lib.tensor(1), 2]", "a[-2:, -1]", "a[:]", "a[...]",
+    # integer arrays (lists, tensors, negative positions, repeats)
+    "a[[1, 0]]", "a[[1, 1, 0]]", "a[lib.tensor([1, 0, 1])]", "a[[-1, 0]]",
+    "a[lib.tensor([[1, 0], [0, 0]])]", "a[:, [2, 0, 2]]", "a[..., [3, -1]]",
+    "a[[0, 1], [2, 0]]", "a[[0, 1], :, [3, 0]]", "a[:, [0, 1], [3, 0]]",
+    "a[[[0], [1]], [0, 2]]", "a[lib.tensor([1, 0], dtype=lib.int32)]",
+    # ints with arrays: the int selects first, the arrays' dims go where PyTorch puts them
+    "a[0, :, [1, 0]]", "a[0, :, [0, 1, 2]]", "a[1, [2, 0]]", "a[[1, 0], :, 0]",
+    "a[[1, 0], 0, :]", "a[[1, 0], 0, [1, 2]]", "a[:, 0, [1, 2]]", "a[-1, :, [-1, 0]]",
+    "a[0, ..., [1, 0]]", "a[None, 0, :, [1, 0]]", "a[0, None, :, [1, 0]]",
+    "a[lib.tensor(0), :, [1, 0]]", "a[1, [[0, 1], [2, 2]], 1:3]", "a[[0, 1], None, 2]",
+    "a[1:, 0, [3, 1]]", "a[0, [0, 2], None]", "a[0, [0, 2]][:, [1, 1, 3]]",
+    # bool masks and Python bools
+    "a[a > 0]", "a[:, (a > 0)[0]]", "a[..., (a > 0)[0, 0]]", "a[[0], ..., [1]]", "a[0][a[0] > 0]", "a[lib.tensor([True, False])]",
+    "a[:, lib.tensor([True, False, True])]", "a[0, lib.tensor([True, False, True])]",
+    "a[lib.tensor([True, False]), 1, [0, 3]]", "a[lib.tensor([True, True]), :, [0, 3]]",
+    "a[True]", "a[False]", "a[True, 0, [1, 0]]", "a[0, True, [1, 0]]", "a[0, :, True]",
+    "a[[0], :, True]", "a[lib.tensor(True)]", "a[[True, False]]",
+    # empty
+    "a[[]]", "a[[], :]", "a[:, []]", "a[0, []]", "a[a > 100]", "a[lib.tensor([], dtype=lib.int64)]",
+    "a[:, lib.zeros(0, dtype=lib.int64), 1]",
+    # a list read as a tuple (PyTorch's old numpy rule)
+    "a[[0, slice(None), [1, 0]]]", "a[[lib.tensor(1), lib.tensor(2)]]",
+]
+
+
+def _grad_fn_name(t):
+    return None if t.grad_fn is None else t.grad_fn.name()
+
+
+def _run_index(lib, expression, upstream):
+    a = lib.tensor(R_DATA.copy(), dtype=lib.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the list-read-as-a-tuple deprecation
+        out = eval(expression, {"lib": lib, "a": a})
+    if out.numel():
+        out.backward(lib.tensor(upstream))
+    else:
+        out.sum().backward()
+    return out, a.grad
+
+
+R_DATA = R.standard_normal(SHAPE)
+
+
+@pytest.mark.parametrize("expression", GETITEM)
+def test_getitem_matches_pytorch(expression, torch):
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the list-read-as-a-tuple deprecation
+        shape = tuple(eval(expression, {"lib": torch, "a": torch.tensor(R_DATA)}).shape)
+    upstream = np.random.default_rng(len(expression)).standard_normal(shape)
+    ours, our_grad = _run_index(mg, expression, upstream)
+    theirs, their_grad = _run_index(torch, expression, upstream)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).split(".")[1]
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=1e-12)
+    assert _grad_fn_name(ours) == _grad_fn_name(theirs)
+
+
+# ``x[key] = v`` on a non-leaf ``x`` (in the graph) with a value that requires grad.
+SETITEM = [
+    ("[1]", (3, 4)), ("[1, 2]", ()), ("[:, 1]", (2, 4)), ("[..., 0]", (1, 3)), ("[1:]", (4,)),
+    ("[[1, 0]]", (2, 3, 4)), ("[[1, 0]]", (4,)), ("[0, :, [1, 0]]", (3, 2)),
+    ("[0, :, [1, 0]]", (2,)), ("[[1, 0], :, 0]", (2, 3)), ("[:, [0, 2], [3, 1]]", (2, 2)),
+    ("[[0, 1], :, [3, 0]]", (2, 3)), ("[1, [2, 0]]", (2, 4)), ("[None, 0, :, [1, 0]]", (1, 3, 2)),
+    ("[x.detach() > 0]", ()), ("[lib.tensor([True, False])]", (3, 4)), ("[[]]", (0, 3, 4)),
+    ("[[]]", ()), ("[0, []]", (4,)), ("[0]", (1, 3, 4)), ("[lib.tensor(1), :, [1, 0]]", (3, 2)),
+]
+
+
+def _run_setitem(lib, key, value_shape):
+    a = lib.tensor(R_DATA.copy(), dtype=lib.float64, requires_grad=True)
+    v = lib.tensor(np.arange(1.0, 1 + int(np.prod(value_shape))).reshape(value_shape),
+                   dtype=lib.float64, requires_grad=True)
+    x = a * 2
+    exec(f"x{key} = v", {"lib": lib, "x": x, "v": v})
+    (x * lib.tensor(np.arange(x.numel()).reshape(x.shape) % 7 - 3.0)).sum().backward()
+    return x, a.grad, v.grad
+
+
+@pytest.mark.parametrize("key, value_shape", SETITEM)
+def test_setitem_matches_pytorch(key, value_shape, torch):
+    ours = _run_setitem(mg, key, value_shape)
+    theirs = _run_setitem(torch, key, value_shape)
+    for mine, its in zip(ours, theirs):
+        assert tuple(mine.shape) == tuple(its.shape)
+        np.testing.assert_allclose(mine.detach().numpy(), its.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("statement", [
+    "x[[1, 1, 0]] = lib.tensor([7.0, 8.0, 9.0]).reshape(3, 1, 1)",  # repeats: the last stays
+    "x[0, :, [1, 0]] = lib.arange(6.0).reshape(3, 2)",
+    "x[[1, 0], :, 0] = lib.arange(6.0).reshape(2, 3)",
+    "x[x > 0] = 5",
+    "x[x > 0] = lib.tensor(5, dtype=lib.int64)",                   # masked_fill: any dtype
+    "x[1, 2] = lib.tensor(3, dtype=lib.int64)",                    # copy_: any dtype
+    "x[[]] = 4.0",
+    "x[:, []] = lib.zeros(2, 0, 4)",
+    "x[True] = 2.0",
+    "x[False] = 2.0",
+])
+def test_assignment_without_grad_matches_pytorch(statement, torch):
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor(R_DATA.astype(np.float32))
+        exec(statement, {"lib": lib, "x": x})
+        results.append(x.numpy())
+    np.testing.assert_array_equal(*results)
+
+
+# ------------------------------------------------------------------ refused, as in PyTorch
+
+@pytest.mark.parametrize("statement", [
+    "a[::-1]", "a[:, ::-2]", "a[::0]", "a[1.5]", "a[lib.tensor([0.0])]", "a[5]", "a[:, -4]",
+    "a[[2]]", "a[0, 0, 0, 0]", "a[lib.tensor([True, False, True])]",
+    "a[:, lib.tensor([True, False])]", "a[lib.tensor([], dtype=lib.bool)]",
+    "a[lib.tensor([True, True, False]), 0]", "a[False, [0, 1]]", "a[[0, 1], [0, 1, 2]]",
+    "a.permute()", "a.permute(0, 1)", "a.permute(0, 0, 1)", "a.permute(0, 1, 3)",
+    "a.expand(-1, 2, 3, 4)", "a.expand(3, 4)", "a.expand()", "a[0].expand(-1, -1, 4)",
+    "lib.zeros(3).expand(-1, 3)",
+])
+def test_refused_with_pytorchs_exception_type(statement, torch):
+    errors = []
+    for lib in (mg, torch):
+        a = lib.tensor(R_DATA.copy())
+        with pytest.raises(Exception) as info:
+            eval(statement, {"lib": lib, "a": a})
+        errors.append(type(info.value))
+    assert errors[0] is errors[1], f"minigrad raised {errors[0]}, PyTorch {errors[1]}"
+
+
+@pytest.mark.parametrize("statement", [
+    "x[::-1] = 0", "x[0, ::-1] = lib.zeros(3, 4)", "x[[0, 1], ::-1] = 0",
+    "x[lib.tensor([True, False, True])] = 0", "x[[0, 5]] = 1",
+    "x[[0]] = lib.tensor([1], dtype=lib.int64)",  # index_put wants the tensor's dtype
+    "x[0] = lib.zeros(4, 3)",
+])
+def test_refused_assignment_changes_nothing(statement, torch):
+    errors = []
+    for lib in (mg, torch):
+        x = lib.tensor(R_DATA.copy())
+        with pytest.raises(Exception) as info:
+            exec(statement, {"lib": lib, "x": x})
+        errors.append(type(info.value))
+        if lib is mg:  # PyTorch may have written part of x[[0, 5]] = 1 before it noticed
+            np.testing.assert_array_equal(x.numpy(), R_DATA)
+    assert errors[0] is errors[1], f"minigrad raised {errors[0]}, PyTorch {errors[1]}"
+
+
+def test_refusals_say_what_is_wrong():
+    x = mg.arange(6.0)
+    with pytest.raises(ValueError, match="step must be greater than zero"):
+        x[::-1]
+    with pytest.raises(TypeError, match="permute.*dims"):
+        x.permute()
+    with pytest.raises(RuntimeError, match="leading, non-existing dimension 0"):
+        x.expand(-1, 6)
+    with pytest.raises(IndexError, match=r"mask \[2\] at index 0 .* tensor \[6\] at index 0"):
+        x[mg.tensor([True, False])]
+    assert mg.tensor(2.0).T.shape == () and mg.ones(2, 3).T.shape == (3, 2)  # T still works
+
+
+def test_a_list_read_as_a_tuple_warns_as_in_pytorch(torch):
+    for lib in (mg, torch):
+        with pytest.warns(UserWarning, match="non-tuple sequence"):
+            lib.arange(6.0).reshape(2, 3)[[0, [1]]]
+
+
+# ------------------------------------------------------------------ random indices
+
+def _index_items(shape):
+    """A strategy for index tuples into ``shape``: ints, slices (positive steps), None, at
+    most one Ellipsis, int lists (with negative positions and repeats) and bool masks."""
+    def for_dim(n):
+        options = [st.integers(-n, n - 1),
+                   st.builds(slice, st.integers(-n - 1, n + 1) | st.none(),
+                             st.integers(-n - 1, n + 1) | st.none(), st.integers(1, 3) | st.none()),
+                   st.lists(st.integers(-n, n - 1), min_size=0, max_size=3),
+                   st.lists(st.booleans(), min_size=n, max_size=n).map(lambda m: ("mask", m))]
+        return st.one_of(*options)
+
+    @st.composite
+    def items(draw):
+        dims = draw(st.integers(0, len(shape)))
+        out = [draw(for_dim(n)) for n in shape[:dims]]
+        for _ in range(draw(st.integers(0, 2))):
+            out.insert(draw(st.integers(0, len(out))), None)
+        if draw(st.booleans()):
+            out.insert(draw(st.integers(0, len(out))), Ellipsis)
+        return out
+    return items()
+
+
+def _as_key(lib, items):
+    key = []
+    for item in items:
+        if isinstance(item, tuple):
+            key.append(lib.tensor(item[1], dtype=lib.bool))
+        elif isinstance(item, list):
+            key.append(lib.tensor(item, dtype=lib.int64))
+        else:
+            key.append(item)
+    return tuple(key)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_random_indices_match_pytorch(torch, data):
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple))
+    items = data.draw(_index_items(shape))
+    values = np.arange(float(np.prod(shape))).reshape(shape)
+    results = []
+    for lib in (mg, torch):
+        a = lib.tensor(values, requires_grad=True)
+        try:
+            out = a[_as_key(lib, items)]
+        except Exception as error:  # the same refusal on both sides
+            results.append(type(error))
+            continue
+        weights = lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)))
+        (out * weights).sum().backward()
+        results.append((out.detach().numpy(), a.grad.numpy()))
+    ours, theirs = results
+    if ours is IndexError and not isinstance(theirs, type) and theirs[0].size == 0:
+        return  # PyTorch checks positions only while it fills the result: none if it is empty
+    if isinstance(theirs, type) or isinstance(ours, type):
+        assert ours is theirs
+        return
+    assert ours[0].shape == theirs[0].shape
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1], theirs[1])
+
+    assigned = []  # x[key] = v, recorded: x's values, then the gradients of a and v
+    for lib in (mg, torch):
+        a = lib.tensor(values, requires_grad=True)
+        v = lib.tensor(-1.5, dtype=lib.float64, requires_grad=True)
+        x = a * 1
+        x[_as_key(lib, items)] = v
+        (x * lib.tensor(np.arange(x.numel(), dtype=np.float64).reshape(shape))).sum().backward()
+        assigned.append([x.detach().numpy(), a.grad.numpy(), v.grad.numpy()])
+    for mine, its in zip(*assigned):
+        np.testing.assert_array_equal(mine, its)
+
+
+# ------------------------------------------------------------------ views changed in place
+
+VIEW_UPDATES = [
+    "t[0].fill_(7)", "t[1].zero_()", "t[1].add_(2)", "t[1:3].mul_(2)", "t[:, 0] += 1",
+    "t[0][1] = 5", "t.T[0] += 3", "t[0, :].copy_(lib.tensor([4.0, 5.0, 6.0]))",
+    "t[lib.tensor(1)] += lib.tensor([1.0, 2.0, 3.0])", "t[1:][0].div_(4)",
+    "t.view(-1)[2] = 9", "t.reshape(3, 2)[0].sub_(1)", "t[[0, 1]] += 3",
+    "t[t > 0.5].fill_(3)",  # advanced indexing copies: t stays as it was
+    "t[0, 1].clamp_(max=-1)", "t.unsqueeze(0)[0, 1, 2] = -4", "t[0].uniform_(0, 0)",
+]
+
+
+@pytest.mark.parametrize("statement", VIEW_UPDATES)
+def test_in_place_on_a_view_changes_the_base_as_in_pytorch(statement, torch):
+    results = []
+    for lib in (mg, torch):
+        t = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        exec(statement, {"lib": lib, "t": t})
+        results.append(t.numpy())
+    np.testing.assert_array_equal(*results)
+
+
+def test_one_element_of_a_1d_tensor_is_a_view():
+    t = mg.arange(3.0)
+    element = t[1]
+    assert element.shape == () and np.shares_memory(element.numpy(), t.numpy())
+    element.fill_(7)
+    assert t.tolist() == [0.0, 7.0, 2.0]
+
+
+def _manual_embedding_backward(lib):
+    """The manual backprop exercise of a well-known lecture (makemore, part 4)."""
+    gen = np.random.default_rng(5)
+    Xb = lib.tensor(gen.integers(0, 27, (32, 3)))
+    demb = lib.tensor(gen.standard_normal((32, 3, 10)))
+    dC = lib.zeros(27, 10, dtype=lib.float64)
+    for k in range(Xb.shape[0]):
+        for j in range(Xb.shape[1]):
+            ix = Xb[k, j]
+            dC[ix] += demb[k, j]
+    dC_vectorised = lib.zeros(27, 10, dtype=lib.float64)
+    dC_vectorised[Xb.view(-1)] += demb.view(-1, 10)  # repeats do not add up: index_put
+    return dC.numpy(), dC_vectorised.numpy()
+
+
+def test_the_manual_embedding_backward_matches_pytorch(torch):
+    ours, theirs = _manual_embedding_backward(mg), _manual_embedding_backward(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    assert not np.allclose(ours[0], ours[1])  # the loop adds up repeats, the one-liner not
+
+
+def test_repeated_indices_do_not_accumulate_with_plus_equals(torch):
+    results = []
+    for lib in (mg, torch):
+        dC = lib.zeros(5, 3)
+        ix = lib.tensor([1, 2, 1, 1])
+        dC[ix] += lib.arange(12.0).reshape(4, 3)
+        dC[ix, :] += lib.ones(4, 3)
+        results.append(dC.numpy())
+    np.testing.assert_array_equal(*results)
+
+
+def test_in_place_on_a_view_in_the_graph_is_still_refused():
+    """PyTorch records such a change (CopySlices); minigrad cannot yet, so it refuses and
+    changes nothing rather than give a wrong gradient."""
+    a = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = a * 2
+    with pytest.raises(RuntimeError, match="view of another tensor's memory"):
+        h[0].mul_(3)
+    assert h.tolist() == [2.0, 4.0, 6.0]
