@@ -657,6 +657,12 @@ class TBackward0(Node):
         return (grad.T,)
 
 
+def _index_arrays(key):
+    """The index arrays in an advanced ``key``: saved like any array, so changing an index
+    tensor in place afterwards makes backward refuse (PyTorch saves the indices too)."""
+    return tuple(k for k in key if isinstance(k, np.ndarray)) if type(key) is tuple else ()
+
+
 class IndexBackward0(Node):
     """Advanced indexing, ``a[first][key]`` (``first``, the ints, slices and None PyTorch
     applies before the index arrays, may be None): an index may repeat, so the gradients add
@@ -664,18 +670,23 @@ class IndexBackward0(Node):
     __slots__ = ("shape", "key", "first")
 
     def __init__(self, inputs, shape, key, first=None):
-        super().__init__(inputs)
+        super().__init__(inputs, _index_arrays(key))
         self.shape, self.key, self.first = shape, key, first
 
     def apply(self, grad):
+        self.saved_arrays()  # refuses once freed, as PyTorch does
         out = np.zeros(self.shape, dtype=grad.dtype)
         np.add.at(out if self.first is None else out[self.first], self.key, grad)
         return (out,)
 
 
-class SliceBackward0(IndexBackward0):
+class SliceBackward0(Node):
     """Basic indexing (ints and slices): every element is picked at most once."""
-    __slots__ = ("viewed",)
+    __slots__ = ("shape", "key", "viewed")
+
+    def __init__(self, inputs, shape, key):
+        super().__init__(inputs)
+        self.shape, self.key = shape, key
 
     def apply(self, grad):
         out = np.zeros(self.shape, dtype=grad.dtype)
@@ -714,10 +725,11 @@ class IndexPutBackward0(Node):
     __slots__ = ("key", "value_shape", "first")
 
     def __init__(self, inputs, key, value_shape, first=None):
-        super().__init__(inputs)
+        super().__init__(inputs, _index_arrays(key))
         self.key, self.value_shape, self.first = key, value_shape, first
 
     def apply(self, grad):
+        self.saved_arrays()  # refuses once freed, as PyTorch does
         grad_self = grad_value = None
         if self.inputs[0] is not None:
             grad_self = grad.copy()

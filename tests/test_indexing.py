@@ -340,3 +340,35 @@ def test_in_place_on_a_view_in_the_graph_is_still_refused():
     with pytest.raises(RuntimeError, match="view of another tensor's memory"):
         h[0].mul_(3)
     assert h.tolist() == [2.0, 4.0, 6.0]
+
+
+@pytest.mark.parametrize("statement", [
+    "y = a[idx]",
+    "y = a * 1; y[idx] = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)",
+    "y = a[idx, None]",
+])
+def test_changing_a_saved_index_in_place_makes_backward_refuse(statement, torch):
+    """Index arrays are saved for backward: a gradient sent to the new positions would be
+    silently wrong, so both refuse."""
+    for lib in (mg, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        idx = lib.tensor([0, 1])
+        scope = {"lib": lib, "a": a, "idx": idx}
+        exec(statement, scope)
+        idx[0] = 2
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            scope["y"].sum().backward()
+        assert a.grad is None
+
+
+def test_a_second_backward_through_an_index_needs_retain_graph(torch):
+    for lib in (mg, torch):
+        a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = a[[0, 0]].sum()
+        y.backward()
+        with pytest.raises(RuntimeError, match="retain_graph=True"):
+            y.backward()
+        z = a[[0, 0]].sum()
+        z.backward(retain_graph=True)
+        z.backward()
+        assert a.grad.tolist() == [6.0, 0.0, 0.0]
