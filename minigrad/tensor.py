@@ -1645,6 +1645,8 @@ class Tensor:
                     value = _element_view(a, index)
             else:
                 value = (a if index is None else a[index])[advanced]
+                if value.base is not None:  # numpy's own temporary, not a view of ``a``:
+                    value = value.copy()    # the result owns its memory, as in PyTorch
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         out = _wrap(value)

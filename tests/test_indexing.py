@@ -372,3 +372,49 @@ def test_a_second_backward_through_an_index_needs_retain_graph(torch):
         z.backward(retain_graph=True)
         z.backward()
         assert a.grad.tolist() == [6.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("key", ["[[0, 1]]", "[:, [0, 1]]", "[0, :, [1, 2]]", "[[0, 1], :, [1, 2]]",
+                                 "[:, [0, 1], [1, 2]]", "[x.detach() > 0]"])
+def test_in_place_on_an_advanced_index_result_in_the_graph(key, torch):
+    """An advanced index gives a new tensor, not a view (even where numpy's result is a view
+    of a temporary of its own), so changing it in place is recorded as in PyTorch."""
+    results = []
+    for lib in (mg, torch):
+        a = lib.tensor(R_DATA.copy(), requires_grad=True)
+        x = a * 1
+        y = eval(f"x{key}", {"x": x})
+        y.mul_(3)
+        (y * y).sum().backward()
+        results.append((y.detach().numpy(), a.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("statement", [
+    "x[[1, 0, 1]] += v[:, None, :]",       # repeats: index_put, the last one stays
+    "x[:, [0, 2]] += v[:2]",
+    "x[0, :, [1, 3]] *= v[:3, :2]",
+    "x[[1, 0], :, 2] -= v[:2, :3]",
+    "x[1][2] += v[0, 0]",                 # through a view of x: minigrad refuses
+])
+def test_augmented_assignment_in_the_graph_matches_pytorch(statement, torch):
+    results = []
+    for lib in (mg, torch):
+        a = lib.tensor(R_DATA.copy(), requires_grad=True)
+        v = lib.tensor(np.arange(1.0, 13.0).reshape(3, 4) / 7, dtype=lib.float64,
+                       requires_grad=True)
+        x = a * 1
+        try:
+            exec(statement, {"x": x, "v": v})
+        except RuntimeError as error:
+            results.append(str(error))
+            continue
+        (x * x).sum().backward()
+        results.append((x.detach().numpy(), a.grad.numpy(), v.grad.numpy()))
+    ours, theirs = results
+    if isinstance(ours, str):  # minigrad refuses an in-place change of a view in the graph
+        assert "view of another tensor's memory" in ours and statement == "x[1][2] += v[0, 0]"
+        return
+    for mine, its in zip(ours, theirs):
+        np.testing.assert_allclose(mine, its, rtol=1e-12)
