@@ -766,7 +766,12 @@ class CatBackward0(Node):
         self.dim, self.sizes = dim, sizes
 
     def apply(self, grad):
-        return tuple(np.split(grad, np.cumsum(self.sizes)[:-1], axis=self.dim))
+        """``sizes`` holds None for a skipped 1-D empty input: its gradient is empty too."""
+        if None not in self.sizes:
+            return tuple(np.split(grad, np.cumsum(self.sizes)[:-1], axis=self.dim))
+        kept = [n for n in self.sizes if n is not None]
+        pieces = iter(np.split(grad, np.cumsum(kept)[:-1], axis=self.dim))
+        return tuple(np.zeros(0, grad.dtype) if n is None else next(pieces) for n in self.sizes)
 
 
 # ------------------------------------------------------------------ matrix products

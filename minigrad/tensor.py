@@ -1481,6 +1481,14 @@ class Tensor:
         if shape.count(-1) > 1:
             raise RuntimeError(f"only one dimension can be inferred: shape {list(shape)} has "
                                f"{shape.count(-1)} entries -1")
+        for i, n in enumerate(shape):
+            if n < -1:  # numpy would read any negative size as -1
+                raise RuntimeError(f"invalid shape dimension {n} at index {i} of shape "
+                                   f"{list(shape)}: sizes are >= 0, or -1 for the one to infer")
+        if -1 in shape and self._data.size == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value "
+                               "and is ambiguous")
         try:
             value = self._data.reshape(shape)
         except ValueError:
@@ -1494,7 +1502,8 @@ class Tensor:
         try:
             np.reshape(self._data, shape, copy=False)
         except ValueError:
-            if -1 not in shape and int(np.prod(shape)) != self._data.size or shape.count(-1) > 1:
+            if (-1 not in shape and int(np.prod(shape)) != self._data.size
+                    or shape.count(-1) > 1 or min(shape, default=0) < -1):
                 return self.reshape(shape)  # reshape's error says what is wrong with the size
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -1512,6 +1521,9 @@ class Tensor:
         if not shape:
             return self.reshape(1)
         start, end = self._dim(start_dim), self._dim(end_dim)
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after "
+                               f"end_dim (dims {start} and {end} of a {len(shape)}-D tensor)")
         new = shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
         return self.reshape(new)
 
@@ -1564,12 +1576,13 @@ class Tensor:
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims" '
                             '(give the new order of all dimensions, e.g. x.permute(1, 0))')
-        dims = tuple(self._dim(x) for x in _shape_args(dims))
+        dims = _shape_args(dims)
         if len(dims) != self._data.ndim:
             raise RuntimeError(f"permute(): number of dimensions in the tensor input does not "
                                f"match the length of the desired ordering of dimensions i.e. "
                                f"input.dim() = {self._data.ndim} is not equal to len(dims) = "
                                f"{len(dims)}")
+        dims = tuple(self._dim(x) for x in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
         out = _wrap(self._data.transpose(dims))
@@ -1604,6 +1617,9 @@ class Tensor:
 
     @property
     def mT(self):
+        if self._data.ndim == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               "Got 1-D tensor.")
         return self.transpose(-2, -1)
 
     def split(self, split_size_or_sections, dim=0):
@@ -1630,8 +1646,15 @@ class Tensor:
 
     def chunk(self, chunks, dim=0):
         """``chunks`` pieces (or fewer) of equal size along ``dim``, the last may be smaller."""
+        if not isinstance(chunks, numbers.Integral):
+            raise TypeError(f"chunk(): argument 'chunks' (position 1) must be int, not "
+                            f"{type(chunks).__name__}")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self._data.shape[self._dim(dim)]
-        return self.split(max(1, -(-n // chunks)), dim)
+        if n == 0:  # PyTorch gives ``chunks`` empty pieces
+            return self.split([0] * chunks, dim)
+        return self.split(-(-n // chunks), dim)
 
     # ----------------------------------------------------------------- indexing
 
@@ -2001,6 +2024,8 @@ def _common(tensors):
 
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dimension."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
     tensors, arrays = _common(tensors)
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
@@ -2018,17 +2043,22 @@ def stack(tensors, dim=0):
 
 
 def cat(tensors, dim=0):
-    """Join tensors end to end along an existing dimension."""
+    """Join tensors end to end along an existing dimension. As in PyTorch, a 1-D empty tensor
+    (shape [0], a common "nothing yet" start) is skipped whatever the others' shapes."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
     tensors, arrays = _common(tensors)
-    dim = tensors[0]._dim(dim)
+    joined = [a for a in arrays if a.shape != (0,)] or arrays
+    dim = _wrap(joined[0])._dim(dim)
     try:
-        value = np.concatenate(arrays, axis=dim)
+        value = np.concatenate(joined, axis=dim)
     except ValueError:
         raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}: got shapes "
                            f"{[list(a.shape) for a in arrays]}") from None
     out = _wrap(value)
     if _needs_grad(*tensors):
-        sizes = [a.shape[dim] for a in arrays]
+        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
+                 for a in arrays]
         out._set_grad_fn(d.CatBackward0(tuple(_edge(t) for t in tensors), dim, sizes))
     return out
 
