@@ -8,6 +8,7 @@ gradient back to them. ``backward()`` hands the graph to the engine in ``graph``
 import functools
 import math
 import numbers
+import operator
 import warnings
 import weakref
 from collections import namedtuple
@@ -285,7 +286,7 @@ def _index_part(k):
         return k
     if kind == "u" and k.dtype.itemsize == 1:
         warnings.warn("indexing with dtype uint8 is now deprecated, please use a dtype bool "
-                      "instead.", UserWarning, stacklevel=4)
+                      "instead.", UserWarning, stacklevel=5)
         return k.astype(bool)
     if kind in "iu":
         return int(k) if k.ndim == 0 else k
@@ -1559,7 +1560,10 @@ class Tensor:
         target = tuple(a.shape[i - lead] if s == -1 and i >= lead else s
                        for i, s in enumerate(sizes))
         try:
-            value = np.broadcast_to(a, target)
+            if a.size and math.prod(target) == a.size:
+                value = a.reshape(target)  # nothing repeated: a writable view, as in PyTorch
+            else:
+                value = np.broadcast_to(a, target)  # read-only: one element seen many times
         except ValueError:
             raise RuntimeError(f"The expanded size of the tensor must match the existing size "
                                f"at each non-singleton dimension: cannot expand shape "
@@ -1627,13 +1631,17 @@ class Tensor:
         the sizes in a list. Each piece is a slice, so gradients flow back into place."""
         dim = self._dim(dim)
         n = self._data.shape[dim]
-        if isinstance(split_size_or_sections, int):
-            size = split_size_or_sections
-            if size <= 0:
-                raise RuntimeError(f"split expects split_size be non-negative, but got {size}")
-            sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        if isinstance(split_size_or_sections, (numbers.Integral, Tensor)):
+            size = operator.index(split_size_or_sections)
+            if size < 0 or size == 0 and n:
+                raise RuntimeError(f"split expects split_size be non-negative, but got {size} "
+                                   f"(0 only for a dimension of size 0; this one has {n})")
+            sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
         else:
-            sizes = list(split_size_or_sections)
+            sizes = [operator.index(s) for s in split_size_or_sections]
+            if any(s < 0 for s in sizes):
+                raise RuntimeError(f"split_with_sizes expects split_sizes have only "
+                                   f"non-negative entries, but got split_sizes={sizes}")
             if sum(sizes) != n:
                 raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                    f"(input tensor's size at dimension {dim}), but got {sizes}")
@@ -1917,7 +1925,7 @@ def _shape_args(args):
     """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
         args = args[0]
-    return tuple(int(a) for a in args)
+    return tuple(operator.index(a) for a in args)  # a float size is a TypeError, as in PyTorch
 
 
 def tensor_from(value):

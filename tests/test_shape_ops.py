@@ -27,6 +27,15 @@ EXPRESSIONS = [
     "x.permute(2, 0, 1, 3)", "x.permute(0, 1)", "x.permute(0, 0, 1)", "x.permute()",
     "x.expand(-1, 2, 3, 4)", "x.expand(3, 4)", "x.expand(2, 3, -2)", "x.expand()",
     "lib.cat([])", "lib.stack([])", "lib.cat([x, x[0]])", "lib.stack([x, x[0]])",
+    # split: sizes as PyTorch reads them
+    "lib.arange(4.0).split([5, -1])", "lib.arange(4.0).split([3, -1])", "x.split(lib.tensor(1))",
+    "lib.zeros(0).split(0)", "lib.zeros(0).split(2)", "x.split(0)", "x.split(2.5)",
+    "x.split([1, 1.5])",
+    # sizes must be integers
+    "x.reshape(4.0, 6)", "x.view(24.0)", "x.expand(2.0, 3, 4)", "lib.zeros(2.0)",
+    "x.reshape(lib.tensor(24))",
+    # expanding without repeating anything is a plain view: it can be changed in place
+    "x.expand(2, 3, 4).add_(1) if True else None", "x.expand(1, 2, 3, 4).mul_(2)",
 ]
 
 
@@ -57,3 +66,13 @@ def test_cat_skips_an_empty_vector_and_gives_it_an_empty_gradient(torch):
     for mine, its in zip(*grads):
         assert mine.shape == its.shape
         np.testing.assert_array_equal(mine, its)
+
+
+def test_an_expand_that_repeats_nothing_writes_through(torch):
+    results = []
+    for lib in (mg, torch):
+        x = lib.zeros(2, 3)
+        x.expand(1, 2, 3)[0, 1].fill_(5)
+        x.expand(2, 3).add_(1)
+        results.append(x.numpy())
+    np.testing.assert_array_equal(*results)
