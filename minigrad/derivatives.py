@@ -700,6 +700,50 @@ AliasBackward0 = type("AliasBackward0", (SliceBackward0,), {"__slots__": ()})
 IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (SliceBackward0,), {"__slots__": ()})
 
 
+def _view_at(array, path):
+    """``array[path[0]][path[1]]...``: the part of a tensor that a chain of basic indices
+    viewed (a view, so writing into it writes into ``array``)."""
+    for key in path:
+        part = array[key]
+        # one element: numpy gives a copied scalar, the (key, ...) index a 0-dim view
+        array = part if type(part) is np.ndarray else array[
+            (*key, ...) if type(key) is tuple else (key, ...)]
+    return array
+
+
+class AsStridedBackward0(Node):
+    """A view ``root[path]`` made again after an in-place change of it (PyTorch's name): the
+    gradient goes back into the viewed part of a zero array of the root's shape."""
+    __slots__ = ("shape", "path", "viewed")
+
+    def __init__(self, inputs, shape, path):
+        super().__init__(inputs)
+        self.shape, self.path = shape, path
+
+    def apply(self, grad):
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        _view_at(out, self.path)[...] = grad
+        return (out,)
+
+
+class ViewCopySlices(Node):
+    """The root's node after an in-place op on its view ``root[path]``: the viewed part's
+    gradient goes to the op's result, the rest to the root as it was before."""
+    __slots__ = ("path",)
+
+    def __init__(self, inputs, path):
+        super().__init__(inputs)
+        self.path = path
+
+    def name(self):
+        return "CopySlices"
+
+    def apply(self, grad):
+        rest = grad.copy()
+        _view_at(rest, self.path)[...] = 0
+        return rest, _view_at(grad, self.path).copy()
+
+
 class GatherBackward0(Node):
     """gather: each value's gradient goes back to where it was picked; repeats add up. The
     index is saved like any array, so changing it in place afterwards makes backward refuse."""

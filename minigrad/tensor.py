@@ -394,6 +394,24 @@ def _to_index(key, array):
     return _split_advanced(parts, array)
 
 
+def _is_view_at(value, array, index):
+    """Is ``value`` (an array) exactly the memory of ``array[index]``?"""
+    if value.base is not (array if array.base is None else array.base):
+        return False
+    target = array[index]
+    if type(target) is not np.ndarray:
+        target = _element_view(array, index)
+    return (value.shape == target.shape and value.strides == target.strides
+            and value.__array_interface__["data"][0] == target.__array_interface__["data"][0])
+
+
+def _assigned(tensor, key, value):
+    """A copy of ``tensor`` with ``copy[key] = value`` done (and recorded)."""
+    out = tensor.clone()
+    out[key] = value
+    return out
+
+
 def _element_view(array, index):
     """``array[index]`` for a basic index that picks one element, as a 0-dim view: numpy
     gives a copied scalar, but ``t[0].fill_(7)`` must change ``t`` as in PyTorch."""
@@ -415,7 +433,9 @@ class Tensor:
     ...; ``Tensor(data)`` works too and, as in PyTorch, makes float32.
     """
 
-    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_accumulator", "__weakref__")
+    # ``_view`` (set only on a basic-index view made in grad mode): (the indexed tensor, key).
+    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_accumulator", "_view",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
 
     def __init__(self, *args, dtype=None, requires_grad=False):
@@ -1681,6 +1701,8 @@ class Tensor:
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         out = _wrap(value)
+        if advanced is None and _GradMode.enabled:
+            out._view = (self, index)  # so an in-place change of out can be recorded in self
         if _needs_grad(self):
             if advanced is not None:
                 node = d.IndexBackward0((_edge(self),), a.shape, advanced, index)
@@ -1698,6 +1720,8 @@ class Tensor:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         t = value if isinstance(value, Tensor) else None
         v = value._data if t is not None else value
+        if t is not None and advanced is None and v.base is not None and _is_view_at(v, a, index):
+            return  # x[i] = x[i], the end of x[i] += 1: the view already holds the values
         if advanced is not None and t is not None and v.dtype != a.dtype and not (
                 v.ndim == 0 and index is None and len(advanced) == 1
                 and advanced[0].dtype.kind == "b"):  # PyTorch's masked_fill_ path
@@ -1705,6 +1729,9 @@ class Tensor:
                                f"got {self.dtype} for the destination and {t.dtype} for the "
                                f"source (convert the value first: value.to({self.dtype}))")
         recorded = self._check_inplace(t)
+        if recorded and a.base is not None:  # a view: assign in a copy, record it in the root
+            self._record_in_place(lambda before: _assigned(before, key, value))
+            return
         if recorded:
             node_class = d.CopySlices if advanced is None else d.IndexPutBackward0
             node = node_class(_edges(self, t), advanced if advanced is not None else index,
@@ -1774,7 +1801,7 @@ class Tensor:
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
         if self._data.base is not None:
-            raise RuntimeError(VIEW_INPLACE)
+            self._view_root()
         return True
 
     def _record_in_place(self, compute):
@@ -1783,6 +1810,8 @@ class Tensor:
         node that saved the old values refuses backward afterwards. ``compute`` receives the
         old values as a tensor of their own (a copy, kept by the new node) and returns the
         result; nothing changes if it raises."""
+        if self._data.base is not None:
+            return self._record_in_place_on_view(compute)
         result = compute(_wrap(self._data.copy(), self._grad_fn))
         if result._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
@@ -1793,6 +1822,51 @@ class Tensor:
         np.copyto(self._data, result._data, casting="unsafe")
         mark_changed_in_place(self._data)
         self._set_grad_fn(result._grad_fn)
+        return self
+
+    def _view_root(self):
+        """``(root, path)`` for a view whose in-place change minigrad can record: made by
+        basic indexing in grad mode (perhaps of a view made the same way) of ``root``, which
+        owns the memory and is in the graph (not a leaf), so that every other view of it made
+        in grad mode has a node that refuses backward once the memory changes. Raises
+        otherwise: PyTorch's error for a view of a leaf, minigrad's for the rest."""
+        path, t = [], self
+        while getattr(t, "_view", None) is not None:
+            t, key = t._view
+            path.append(key)
+        if t._grad_fn is None and t._requires_grad and path:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation. " + LEAF_INPLACE.split(". ", 1)[1])
+        if not path or self._data.base is not t._data or t._grad_fn is None:
+            raise RuntimeError(VIEW_INPLACE)
+        return t, tuple(reversed(path))
+
+    def _record_in_place_on_view(self, compute):
+        """``_record_in_place`` for a view ``root[path]`` (PyTorch's CopySlices): the view's
+        memory changes, ``root`` gets a node that sends the gradient of the changed part to
+        the op and the rest to its old node, and the view becomes a view of the new ``root``."""
+        root, path = self._view_root()
+        old = _edge(root)
+        before = _wrap(self._data.copy())
+        if old is not None:
+            before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, path))
+        result = compute(before)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
+                               f"output type {self.dtype}")
+        np.copyto(self._data, result._data, casting="unsafe")
+        mark_changed_in_place(self._data)
+        node = d.ViewCopySlices((old, _edge(result)), path)
+        root._set_grad_fn(node)
+        # This view and the views it was made from are views of the new root now.
+        t = self
+        for depth in range(len(path), 0, -1):
+            t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
+                                                            path[:depth]), root._data, t._data))
+            t = t._view[0]
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
@@ -1859,6 +1933,8 @@ class Tensor:
         if isinstance(value, Tensor):
             value = value.item()
         recorded = self._check_inplace()
+        if recorded and self._data.base is not None:
+            return self._record_in_place(lambda before: _wrap(np.full_like(before._data, value)))
         if recorded:
             node = (d.ZeroBackward0 if value == 0 else d.FillBackward0)((_edge(self),))
         self._data.fill(value)
