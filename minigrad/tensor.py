@@ -17,8 +17,8 @@ import numpy as np
 
 from . import dtypes, printing
 from . import derivatives as d
-from .graph import (AccumulateGrad, _GradMode, backward as _run_backward, mark_changed_in_place,
-                    note_viewed)
+from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
+                    mark_changed_in_place, note_viewed)
 
 _new = object.__new__
 _Number = (int, float, bool, np.number, np.bool_)
@@ -403,6 +403,21 @@ def _is_view_at(value, array, index):
         target = _element_view(array, index)
     return (value.shape == target.shape and value.strides == target.strides
             and value.__array_interface__["data"][0] == target.__array_interface__["data"][0])
+
+
+def _unchanged_view_nodes(tensors):
+    """The view nodes of ``tensors`` whose memory has not changed since they were made
+    (a changed one must keep refusing backward: something may have used the stale view)."""
+    nodes = []
+    for t in tensors:
+        node = t._grad_fn
+        if node is not None and getattr(node, "viewed", None) is not None:
+            try:
+                _check_saved_unchanged(node)
+            except RuntimeError:
+                continue
+            nodes.append(node)
+    return nodes
 
 
 def _assigned(tensor, key, value):
@@ -1857,16 +1872,21 @@ class Tensor:
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
                                f"output type {self.dtype}")
+        chain = [self]
+        while len(chain) < len(path):
+            chain.append(chain[-1]._view[0])
+        unchanged = _unchanged_view_nodes(chain)
         np.copyto(self._data, result._data, casting="unsafe")
         mark_changed_in_place(self._data)
         node = d.ViewCopySlices((old, _edge(result)), path)
         root._set_grad_fn(node)
-        # This view and the views it was made from are views of the new root now.
-        t = self
-        for depth in range(len(path), 0, -1):
+        # This view and the views it was made from are views of the new root now. Their old
+        # nodes stay in the graph of what used them before the change, which was right.
+        for old_node in unchanged:
+            old_node.viewed = None
+        for depth, t in zip(range(len(path), 0, -1), chain):
             t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
                                                             path[:depth]), root._data, t._data))
-            t = t._view[0]
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):

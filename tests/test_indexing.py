@@ -479,3 +479,77 @@ def test_augmented_assignment_in_the_graph_matches_pytorch(statement, torch):
     ours, theirs = results
     for mine, its in zip(ours, theirs):
         np.testing.assert_allclose(mine, its, rtol=1e-12)
+
+
+# Random chains of in-place ops on views (and views of views) of a tensor in the graph.
+_VIEW_OPS = ["v.mul_(e)", "v.add_(e * 2)", "v.fill_(1.5)", "v.zero_()", "v[...] = e * 3",
+             "v.clamp_(max=0.3)", "v.relu_()", "v.sub_(v * 0.5)", "v += e", "v.div_(e + 1)"]
+
+
+def _random_basic_key(rng, shape):
+    key = []
+    for n in shape[:rng.integers(1, len(shape) + 1)]:
+        if rng.random() < 0.4:
+            key.append(int(rng.integers(-n, n)))
+        else:
+            start = int(rng.integers(0, n))
+            key.append(slice(start, int(rng.integers(start + 1, n + 1)),
+                             [None, 1, 2][rng.integers(0, 3)]))
+    if rng.random() < 0.15:
+        key.insert(int(rng.integers(0, len(key) + 1)), None)
+    return tuple(key)
+
+
+def _view_program(seed):
+    """A list of (view keys, op): each step takes a view (maybe of a view) of h, changes it."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(n) for n in rng.integers(1, 4, rng.integers(1, 4)))
+    probe = np.zeros(shape)
+    program = []
+    for _ in range(rng.integers(1, 4)):
+        keys = [_random_basic_key(rng, probe.shape)]
+        if rng.random() < 0.4 and probe[keys[0]].ndim:
+            keys.append(_random_basic_key(rng, probe[keys[0]].shape))
+        program.append((keys, _VIEW_OPS[rng.integers(0, len(_VIEW_OPS))]))
+    return shape, program
+
+
+def _run_view_program(lib, data, program, grad=True):
+    a = lib.tensor(data, requires_grad=grad)
+    e = lib.tensor(0.7, dtype=lib.float64, requires_grad=grad)
+    h = a * 2
+    for keys, op in program:
+        v = h
+        for key in keys:
+            v = v[key]
+        exec(op, {"v": v, "e": e})
+    loss = (h * h * lib.arange(float(h.numel())).reshape(h.shape)).sum()
+    if not grad:
+        return loss.item()
+    loss.backward()
+    return h.detach().numpy(), a.grad.numpy(), None if e.grad is None else e.grad.numpy()
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_random_in_place_changes_of_views_match_pytorch(seed, torch):
+    """Where PyTorch refuses (an op of the chain saved values a later op changed), minigrad,
+    which saves copies, must agree with finite differences instead."""
+    shape, program = _view_program(seed)
+    data = np.random.default_rng(seed).standard_normal(shape)
+    ours = _run_view_program(mg, data, program)
+    try:
+        theirs = _run_view_program(torch, data, program)
+    except RuntimeError as error:
+        assert "modified by an inplace operation" in str(error)
+        numeric = np.zeros_like(data)
+        for i in np.ndindex(shape):
+            step = np.zeros_like(data)
+            step[i] = 1e-6
+            numeric[i] = (_run_view_program(mg, data + step, program, grad=False)
+                          - _run_view_program(mg, data - step, program, grad=False)) / 2e-6
+        np.testing.assert_allclose(ours[1], numeric, atol=1e-4)
+        return
+    for mine, its in zip(ours, theirs):
+        assert (mine is None) == (its is None)
+        if its is not None:
+            np.testing.assert_allclose(mine, its, rtol=1e-10, atol=1e-12)
