@@ -794,23 +794,36 @@ class TBackward0(Node):
         return (grad.T,)
 
 
+def _index_arrays(key):
+    """The index arrays in an advanced ``key``: saved like any array, so changing an index
+    tensor in place afterwards makes backward refuse (PyTorch saves the indices too)."""
+    return tuple(k for k in key if isinstance(k, np.ndarray)) if type(key) is tuple else ()
+
+
 class IndexBackward0(Node):
-    """Advanced indexing: an index may repeat, so the gradients add up (``np.add.at``)."""
-    __slots__ = ("shape", "key")
+    """Advanced indexing, ``a[first][key]`` (``first``, the ints, slices and None PyTorch
+    applies before the index arrays, may be None): an index may repeat, so the gradients add
+    up (``np.add.at``) in a zero array of the input's shape."""
+    __slots__ = ("shape", "key", "first")
+
+    def __init__(self, inputs, shape, key, first=None):
+        super().__init__(inputs, _index_arrays(key))
+        self.shape, self.key, self.first = shape, key, first
+
+    def apply(self, grad):
+        self.saved_arrays()  # refuses once freed, as PyTorch does
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        np.add.at(out if self.first is None else out[self.first], self.key, grad)
+        return (out,)
+
+
+class SliceBackward0(Node):
+    """Basic indexing (ints and slices): every element is picked at most once."""
+    __slots__ = ("shape", "key", "viewed")
 
     def __init__(self, inputs, shape, key):
         super().__init__(inputs)
         self.shape, self.key = shape, key
-
-    def apply(self, grad):
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        np.add.at(out, self.key, grad)
-        return (out,)
-
-
-class SliceBackward0(IndexBackward0):
-    """Basic indexing (ints and slices): every element is picked at most once."""
-    __slots__ = ("viewed",)
 
     def apply(self, grad):
         out = np.zeros(self.shape, dtype=grad.dtype)
@@ -819,6 +832,53 @@ class SliceBackward0(IndexBackward0):
 
 
 SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
+AliasBackward0 = type("AliasBackward0", (SliceBackward0,), {"__slots__": ()})
+# x[None, ...]: PyTorch's name, with the index's backward (x.unsqueeze(0) has its own node).
+IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (SliceBackward0,), {"__slots__": ()})
+
+
+def _view_at(array, path):
+    """``array[path[0]][path[1]]...``: the part of a tensor that a chain of basic indices
+    viewed (a view, so writing into it writes into ``array``)."""
+    for key in path:
+        part = array[key]
+        # one element: numpy gives a copied scalar, the (key, ...) index a 0-dim view
+        array = part if type(part) is np.ndarray else array[
+            (*key, ...) if type(key) is tuple else (key, ...)]
+    return array
+
+
+class AsStridedBackward0(Node):
+    """A view ``root[path]`` made again after an in-place change of it (PyTorch's name): the
+    gradient goes back into the viewed part of a zero array of the root's shape."""
+    __slots__ = ("shape", "path", "viewed")
+
+    def __init__(self, inputs, shape, path):
+        super().__init__(inputs)
+        self.shape, self.path = shape, path
+
+    def apply(self, grad):
+        out = np.zeros(self.shape, dtype=grad.dtype)
+        _view_at(out, self.path)[...] = grad
+        return (out,)
+
+
+class ViewCopySlices(Node):
+    """The root's node after an in-place op on its view ``root[path]``: the viewed part's
+    gradient goes to the op's result, the rest to the root as it was before."""
+    __slots__ = ("path",)
+
+    def __init__(self, inputs, path):
+        super().__init__(inputs)
+        self.path = path
+
+    def name(self):
+        return "CopySlices"
+
+    def apply(self, grad):
+        rest = grad.copy()
+        _view_at(rest, self.path)[...] = 0
+        return rest, _view_at(grad, self.path).copy()
 
 
 class GatherBackward0(Node):
@@ -840,21 +900,26 @@ class GatherBackward0(Node):
 
 
 class IndexPutBackward0(Node):
-    """``t[key] = value`` on a tensor in the graph: the overwritten part of ``t`` gets no
-    gradient, ``value`` gets the gradient of the part it filled."""
-    __slots__ = ("key", "value_shape")
+    """``t[key] = value`` on a tensor in the graph (``t[first][key]`` for an advanced index,
+    as ``IndexBackward0``): the overwritten part of ``t`` gets no gradient, ``value`` gets the
+    gradient of the part it filled."""
+    __slots__ = ("key", "value_shape", "first")
 
-    def __init__(self, inputs, key, value_shape):
-        super().__init__(inputs)
-        self.key, self.value_shape = key, value_shape
+    def __init__(self, inputs, key, value_shape, first=None):
+        super().__init__(inputs, _index_arrays(key))
+        self.key, self.value_shape, self.first = key, value_shape, first
 
     def apply(self, grad):
+        self.saved_arrays()  # refuses once freed, as PyTorch does
         grad_self = grad_value = None
         if self.inputs[0] is not None:
             grad_self = grad.copy()
-            grad_self[self.key] = 0
+            (grad_self if self.first is None else grad_self[self.first])[self.key] = 0
         if self.inputs[1] is not None:
-            grad_value = unbroadcast(grad[self.key], self.value_shape)
+            part = (grad if self.first is None else grad[self.first])[self.key]
+            if part.ndim < len(self.value_shape):  # a value with extra leading dims of size 1
+                part = part.reshape((1,) * (len(self.value_shape) - part.ndim) + part.shape)
+            grad_value = unbroadcast(part, self.value_shape)
         return grad_self, grad_value
 
 
@@ -882,7 +947,12 @@ class CatBackward0(Node):
         self.dim, self.sizes = dim, sizes
 
     def apply(self, grad):
-        return tuple(np.split(grad, np.cumsum(self.sizes)[:-1], axis=self.dim))
+        """``sizes`` holds None for a skipped 1-D empty input: its gradient is empty too."""
+        if None not in self.sizes:
+            return tuple(np.split(grad, np.cumsum(self.sizes)[:-1], axis=self.dim))
+        kept = [n for n in self.sizes if n is not None]
+        pieces = iter(np.split(grad, np.cumsum(kept)[:-1], axis=self.dim))
+        return tuple(np.zeros(0, grad.dtype) if n is None else next(pieces) for n in self.sizes)
 
 
 # ------------------------------------------------------------------ matrix products

@@ -17,8 +17,8 @@ import numpy as np
 
 from . import dtypes, printing
 from . import derivatives as d
-from .graph import (AccumulateGrad, _GradMode, backward as _run_backward, mark_changed_in_place,
-                    note_viewed)
+from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
+                    mark_changed_in_place, note_viewed)
 
 _new = object.__new__
 _Number = (int, float, bool, np.number, np.bool_)
@@ -256,31 +256,264 @@ def _broadcast_error(a, b, op):
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
 
 
-def _last_step_selects(index):
-    """PyTorch applies a basic index item by item; the name of the resulting grad_fn is that
-    of the last int (select) or slice item."""
-    items = index if isinstance(index, tuple) else (index,)
-    steps = [k for k in items if isinstance(k, (int, slice))]
-    return bool(steps) and isinstance(steps[-1], int)
+def _view_node_class(index, shape):
+    """The node of a basic index, named as PyTorch names it: PyTorch applies the items one
+    by one (select for an int, slice, unsqueeze for None), skips a slice that keeps a whole
+    dim inside a tuple, and the last step that did something names the grad_fn (an index
+    that does nothing gives an alias)."""
+    if type(index) is not tuple:
+        if index is None:
+            return d.IndexUnsqueezeBackward0
+        if index is Ellipsis:
+            return d.AliasBackward0
+        return d.SliceBackward0 if type(index) is slice else d.SelectBackward0
+    node_class = d.AliasBackward0
+    dim = 0
+    for k in index:
+        if k is None:
+            node_class = d.IndexUnsqueezeBackward0
+        elif k is Ellipsis:
+            dim += len(shape) - sum(1 for j in index if j is not None and j is not Ellipsis)
+        elif type(k) is int:
+            node_class = d.SelectBackward0
+            dim += 1
+        else:
+            if (k.start or 0) != 0 or k.stop is not None and k.stop < shape[dim] or (
+                    k.step or 1) != 1:
+                node_class = d.SliceBackward0
+            dim += 1
+    return node_class
 
 
-def _to_index(key):
-    """A Python/Tensor index -> the equivalent numpy index (and whether it is basic)."""
-    if isinstance(key, tuple):
-        parts = tuple(_to_index(k)[0] for k in key)
-        basic = all(isinstance(k, (int, slice)) or k is None or k is Ellipsis for k in parts)
-        return parts, basic
-    if isinstance(key, Tensor):
-        key = key._data
-    elif isinstance(key, list):
-        key = np.array([k._data if isinstance(k, Tensor) else k for k in key])
-    if isinstance(key, np.integer):
-        key = int(key)
-    basic = isinstance(key, (int, slice)) or key is None or key is Ellipsis
-    if isinstance(key, np.ndarray) and key.dtype.kind == "f":
-        raise IndexError("tensors used as indices must be long, int or bool tensors, "
-                         f"not {dtypes.from_numpy(key.dtype)}")
-    return key, basic
+# How PyTorch reads an index (python_variable_indexing.cpp), which is not numpy's rule:
+# integers select first, one dimension at a time, so an integer never counts as an advanced
+# index; the arrays (int positions, bool masks) are then applied to what is left, with
+# numpy's placement rule (their dims stay in place when they are adjacent, go first when a
+# slice or None separates them). minigrad does the same in two numpy steps: ``first`` (ints,
+# slices, None: a view) and then ``advanced`` (full slices and arrays only).
+
+_SEQUENCE_AS_TUPLE = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated (PyTorch still "
+    "reads x[[0, [1]]] as x[0, [1]], and so does minigrad): use x[tuple(seq)] instead of "
+    "x[seq], or x[torch.tensor(seq)] for an index tensor.")
+
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+              "are valid indices (got {})")
+
+
+def _check_step(step):
+    """PyTorch refuses a slice that walks backwards (numpy would return a reversed view)."""
+    if step <= 0:
+        raise ValueError("step must be greater than zero" if step else
+                         "slice step cannot be zero")
+
+
+def _sequence_as_tuple(seq):
+    """PyTorch's (and old numpy's) heuristic: a short list holding a sequence, a tensor, a
+    slice, None or Ellipsis is a tuple of indices, not one index."""
+    if len(seq) >= 32:
+        return False
+    for item in seq:
+        if item is None or item is Ellipsis or isinstance(item, (Tensor, np.ndarray, list, tuple,
+                                                                  slice, str, range)):
+            return True
+    return False
+
+
+def _sequence_index(seq):
+    """A (nested) list used as one index -> an index array, as PyTorch converts it: bools
+    make a mask, other numbers int64 positions (floats are truncated, [] is an empty
+    int64 index)."""
+    array = np.array([x._data if isinstance(x, Tensor) else x for x in seq])
+    if array.dtype.kind == "b":
+        return array
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"an index list must hold numbers or bools, not {array.dtype}")
+    return array.astype(np.int64)
+
+
+def _index_part(k):
+    """One item of an index: an int (select), a slice, None, Ellipsis or an array (int
+    positions, or a bool mask; a 0-dim bool array stands for a Python True/False)."""
+    if k is None or k is Ellipsis:
+        return k
+    kind = type(k)
+    if kind is int:
+        return k
+    if kind is slice:
+        if k.step is not None:
+            _check_step(k.step)
+        return k
+    if kind is bool or kind is np.bool_:
+        return np.asarray(k)
+    if isinstance(k, numbers.Integral):
+        return int(k)
+    if isinstance(k, Tensor):
+        k = k._data
+    elif isinstance(k, (list, tuple, range)):
+        k = _sequence_index(k)
+    elif isinstance(k, str):
+        raise TypeError(f"a string cannot be an index ({k!r})")
+    elif not isinstance(k, np.ndarray):
+        raise IndexError(_BAD_INDEX.format(type(k).__name__))
+    kind = k.dtype.kind
+    if kind == "b":
+        return k
+    if kind == "u" and k.dtype.itemsize == 1:
+        warnings.warn("indexing with dtype uint8 is now deprecated, please use a dtype bool "
+                      "instead.", UserWarning, stacklevel=5)
+        return k.astype(bool)
+    if kind in "iu":
+        return int(k) if k.ndim == 0 else k
+    raise IndexError("tensors used as indices must be long, int, byte or bool tensors, "
+                     f"not {dtypes.from_numpy(k.dtype)}")
+
+
+def _check_masks(advanced, shape):
+    """A bool mask must have the shape of the dims it covers (numpy lets an empty mask
+    through); PyTorch's IndexError otherwise. ``advanced`` holds no Ellipsis."""
+    dim = 0
+    for p in advanced:
+        if not isinstance(p, np.ndarray) or p.dtype.kind != "b":
+            dim += 1
+            continue
+        for j, n in enumerate(p.shape):
+            if dim + j < len(shape) and shape[dim + j] != n:
+                raise IndexError(f"The shape of the mask {list(p.shape)} at index {j} does not "
+                                 f"match the shape of the indexed tensor {list(shape)} at "
+                                 f"index {dim + j}")
+        dim += p.ndim
+
+
+def _split_advanced(parts, array):
+    """``parts`` holding arrays -> ``(first, advanced)``: ``array[first]`` does the ints,
+    slices and None (``first`` is None when there is nothing to do), ``[advanced]`` then
+    the arrays, which is PyTorch's order of the result's dims."""
+    first, advanced = [], []
+    trivial = True
+    ndim = array.ndim  # of array[first]
+    for p in parts:
+        if isinstance(p, np.ndarray):
+            if p.ndim == 0:  # True / False: a new dim, indexed by [0] (size 1) or [] (size 0)
+                first.append(None)
+                advanced.append(np.zeros(1 if p else 0, np.int64))
+                trivial = False
+                ndim += 1
+            else:
+                first.extend([_ALL] * (p.ndim if p.dtype.kind == "b" else 1))
+                advanced.append(p)
+        elif p is Ellipsis:
+            first.append(p)
+            advanced.append(p)
+        elif type(p) is int:
+            first.append(p)
+            trivial = False
+            ndim -= 1
+        else:  # slice or None
+            first.append(p)
+            advanced.append(_ALL)
+            trivial = trivial and p == _ALL
+            ndim += p is None
+    at = [i for i, p in enumerate(advanced) if p is Ellipsis]
+    if at:
+        # Spelled out: numpy would see an Ellipsis (even of no dims) between two arrays as
+        # separating them, PyTorch sees the dims.
+        if len(at) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        rest = advanced[:at[0]] + advanced[at[0] + 1:]
+        taken = sum(p.ndim if isinstance(p, np.ndarray) and p.dtype.kind == "b" else 1
+                    for p in rest)
+        advanced = advanced[:at[0]] + [_ALL] * (ndim - taken) + rest[at[0]:]
+    first = None if trivial else tuple(first)
+    advanced = tuple(advanced)
+    if any(isinstance(p, np.ndarray) and p.dtype.kind == "b" for p in advanced):
+        _check_masks(advanced, (array if first is None else array[first]).shape)
+    return first, advanced
+
+
+_ALL = slice(None)
+
+
+def _to_index(key, array):
+    """A Python/Tensor index into ``array`` -> ``(index, advanced)``. Basic indexing (ints,
+    slices, None, Ellipsis) gives ``advanced = None`` and ``array[index]`` is a view. Otherwise
+    the result is ``array[index][advanced]`` (``index`` None: ``array[advanced]``)."""
+    kind = type(key)
+    if kind is int:
+        return key, None
+    if kind is Tensor and key._data.ndim and key._data.dtype.kind == "i":
+        return None, (key._data,)  # a batch of positions, as a training loop indexes
+    if kind is slice:
+        if key.step is not None:
+            _check_step(key.step)
+        return key, None
+    if kind is tuple:
+        for k in key:
+            kind = type(k)
+            if kind is slice:
+                if k.step is not None:
+                    _check_step(k.step)
+            elif kind is not int and k is not None and k is not Ellipsis:
+                break
+        else:
+            return key, None
+        items = key
+    elif kind is list and _sequence_as_tuple(key):
+        warnings.warn(_SEQUENCE_AS_TUPLE, UserWarning, stacklevel=3)
+        items = tuple(key)
+    else:
+        items = (key,)
+    parts = tuple(_index_part(k) for k in items)
+    if not any(isinstance(p, np.ndarray) for p in parts):
+        return parts, None
+    return _split_advanced(parts, array)
+
+
+def _is_view_at(value, array, index):
+    """Is ``value`` (an array) exactly the memory of ``array[index]``?"""
+    if value.base is not (array if array.base is None else array.base):
+        return False
+    target = array[index]
+    if type(target) is not np.ndarray:
+        target = _element_view(array, index)
+    return (value.shape == target.shape and value.strides == target.strides
+            and value.__array_interface__["data"][0] == target.__array_interface__["data"][0])
+
+
+def _unchanged_view_nodes(tensors):
+    """The view nodes of ``tensors`` whose memory has not changed since they were made
+    (a changed one must keep refusing backward: something may have used the stale view)."""
+    nodes = []
+    for t in tensors:
+        node = t._grad_fn
+        if node is not None and getattr(node, "viewed", None) is not None:
+            try:
+                _check_saved_unchanged(node)
+            except RuntimeError:
+                continue
+            nodes.append(node)
+    return nodes
+
+
+def _assigned(tensor, key, value):
+    """A copy of ``tensor`` with ``copy[key] = value`` done (and recorded)."""
+    out = tensor.clone()
+    out[key] = value
+    return out
+
+
+def _element_view(array, index):
+    """``array[index]`` for a basic index that picks one element, as a 0-dim view: numpy
+    gives a copied scalar, but ``t[0].fill_(7)`` must change ``t`` as in PyTorch."""
+    return array[(*index, ...) if type(index) is tuple else (index, ...)]
+
+
+def _indexed(array, index, advanced):
+    """``array`` indexed as ``_to_index`` said."""
+    if advanced is not None:
+        return (array if index is None else array[index])[advanced]
+    value = array[index]
+    return value if type(value) is np.ndarray else _element_view(array, index)
 
 
 class Tensor:
@@ -290,7 +523,9 @@ class Tensor:
     ...; ``Tensor(data)`` works too and, as in PyTorch, makes float32.
     """
 
-    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_accumulator", "__weakref__")
+    # ``_view`` (set only on a basic-index view made in grad mode): (the indexed tensor, key).
+    __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_accumulator", "_view",
+                 "__weakref__")
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
 
     def __init__(self, *args, dtype=None, requires_grad=False):
@@ -1476,6 +1711,14 @@ class Tensor:
         if shape.count(-1) > 1:
             raise RuntimeError(f"only one dimension can be inferred: shape {list(shape)} has "
                                f"{shape.count(-1)} entries -1")
+        for i, n in enumerate(shape):
+            if n < -1:  # numpy would read any negative size as -1
+                raise RuntimeError(f"invalid shape dimension {n} at index {i} of shape "
+                                   f"{list(shape)}: sizes are >= 0, or -1 for the one to infer")
+        if -1 in shape and self._data.size == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
+                               "because the unspecified dimension size -1 can be any value "
+                               "and is ambiguous")
         try:
             value = self._data.reshape(shape)
         except ValueError:
@@ -1489,7 +1732,8 @@ class Tensor:
         try:
             np.reshape(self._data, shape, copy=False)
         except ValueError:
-            if -1 not in shape and int(np.prod(shape)) != self._data.size or shape.count(-1) > 1:
+            if (-1 not in shape and int(np.prod(shape)) != self._data.size
+                    or shape.count(-1) > 1 or min(shape, default=0) < -1):
                 return self.reshape(shape)  # reshape's error says what is wrong with the size
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
@@ -1507,6 +1751,9 @@ class Tensor:
         if not shape:
             return self.reshape(1)
         start, end = self._dim(start_dim), self._dim(end_dim)
+        if start > end:
+            raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after "
+                               f"end_dim (dims {start} and {end} of a {len(shape)}-D tensor)")
         new = shape[:start] + (int(np.prod(shape[start:end + 1])),) + shape[end + 1:]
         return self.reshape(new)
 
@@ -1525,12 +1772,27 @@ class Tensor:
         return self._reshaped(np.squeeze(a, axis=tuple(dims)), d.SqueezeBackward1)
 
     def expand(self, *sizes):
+        if not sizes:
+            raise TypeError('expand() missing 1 required positional arguments: "size"')
         sizes = _shape_args(sizes)
         a = self._data
         lead = len(sizes) - a.ndim
-        target = tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
+        if lead < 0:
+            raise RuntimeError(f"expand(size={list(sizes)}): the number of sizes provided "
+                               f"({len(sizes)}) must be greater or equal to the number of "
+                               f"dimensions in the tensor ({a.ndim})")
+        for i, s in enumerate(sizes[:lead]):
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}: -1 keeps the size of "
+                                   "an existing dimension, a new one needs its size")
+        target = tuple(a.shape[i - lead] if s == -1 and i >= lead else s
+                       for i, s in enumerate(sizes))
         try:
-            value = np.broadcast_to(a, target)
+            if a.size and math.prod(target) == a.size:
+                value = a.reshape(target)  # nothing repeated: a writable view, as in PyTorch
+            else:
+                value = np.broadcast_to(a, target)  # read-only: one element seen many times
         except ValueError:
             raise RuntimeError(f"The expanded size of the tensor must match the existing size "
                                f"at each non-singleton dimension: cannot expand shape "
@@ -1544,10 +1806,18 @@ class Tensor:
         return self.expand(other.shape)
 
     def permute(self, *dims):
-        dims = tuple(self._dim(x) for x in _shape_args(dims))
-        if sorted(dims) != list(range(self._data.ndim)):
-            raise RuntimeError(f"permute(): dims {list(dims)} must be a permutation of "
-                               f"0..{self._data.ndim - 1}")
+        if not dims:
+            raise TypeError('permute() missing 1 required positional arguments: "dims" '
+                            '(give the new order of all dimensions, e.g. x.permute(1, 0))')
+        dims = _shape_args(dims)
+        if len(dims) != self._data.ndim:
+            raise RuntimeError(f"permute(): number of dimensions in the tensor input does not "
+                               f"match the length of the desired ordering of dimensions i.e. "
+                               f"input.dim() = {self._data.ndim} is not equal to len(dims) = "
+                               f"{len(dims)}")
+        dims = tuple(self._dim(x) for x in dims)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
         out = _wrap(self._data.transpose(dims))
         if _needs_grad(self):
             out._set_grad_fn(note_viewed(d.PermuteBackward0((_edge(self),), dims), self._data,
@@ -1576,10 +1846,13 @@ class Tensor:
 
     @property
     def T(self):
-        return self.permute(*reversed(range(self._data.ndim)))
+        return self.permute(tuple(reversed(range(self._data.ndim))))
 
     @property
     def mT(self):
+        if self._data.ndim == 1:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               "Got 1-D tensor.")
         return self.transpose(-2, -1)
 
     def split(self, split_size_or_sections, dim=0):
@@ -1587,13 +1860,17 @@ class Tensor:
         the sizes in a list. Each piece is a slice, so gradients flow back into place."""
         dim = self._dim(dim)
         n = self._data.shape[dim]
-        if isinstance(split_size_or_sections, int):
-            size = split_size_or_sections
-            if size <= 0:
-                raise RuntimeError(f"split expects split_size be non-negative, but got {size}")
-            sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        if isinstance(split_size_or_sections, (numbers.Integral, Tensor)):
+            size = operator.index(split_size_or_sections)
+            if size < 0 or size == 0 and n:
+                raise RuntimeError(f"split expects split_size be non-negative, but got {size} "
+                                   f"(0 only for a dimension of size 0; this one has {n})")
+            sizes = [min(size, n - start) for start in range(0, n, size)] if n else [0]
         else:
-            sizes = list(split_size_or_sections)
+            sizes = [operator.index(s) for s in split_size_or_sections]
+            if any(s < 0 for s in sizes):
+                raise RuntimeError(f"split_with_sizes expects split_sizes have only "
+                                   f"non-negative entries, but got split_sizes={sizes}")
             if sum(sizes) != n:
                 raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                    f"(input tensor's size at dimension {dim}), but got {sizes}")
@@ -1606,43 +1883,81 @@ class Tensor:
 
     def chunk(self, chunks, dim=0):
         """``chunks`` pieces (or fewer) of equal size along ``dim``, the last may be smaller."""
+        if not isinstance(chunks, numbers.Integral):
+            raise TypeError(f"chunk(): argument 'chunks' (position 1) must be int, not "
+                            f"{type(chunks).__name__}")
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
         n = self._data.shape[self._dim(dim)]
-        return self.split(max(1, -(-n // chunks)), dim)
+        if n == 0:  # PyTorch gives ``chunks`` empty pieces
+            return self.split([0] * chunks, dim)
+        return self.split(-(-n // chunks), dim)
 
     # ----------------------------------------------------------------- indexing
 
     def __getitem__(self, key):
-        index, basic = _to_index(key)
+        a = self._data
         try:
-            value = self._data[index]
+            index, advanced = _to_index(key, a)
+            if advanced is None:
+                value = a[index]
+                if type(value) is not np.ndarray:
+                    value = _element_view(a, index)
+            else:
+                value = (a if index is None else a[index])[advanced]
+                if value.base is not None:  # numpy's own temporary, not a view of ``a``:
+                    value = value.copy()    # the result owns its memory, as in PyTorch
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         out = _wrap(value)
+        if advanced is None and _GradMode.enabled:
+            out._view = (self, index)  # so an in-place change of out can be recorded in self
         if _needs_grad(self):
-            if not basic:
-                node = d.IndexBackward0((_edge(self),), self._data.shape, index)
+            if advanced is not None:
+                node = d.IndexBackward0((_edge(self),), a.shape, advanced, index)
             else:
-                node_cls = d.SelectBackward0 if _last_step_selects(index) else d.SliceBackward0
-                node = note_viewed(node_cls((_edge(self),), self._data.shape, index),
-                                   self._data, value)
+                node_cls = _view_node_class(index, a.shape)
+                node = note_viewed(node_cls((_edge(self),), a.shape, index), a, value)
             out._set_grad_fn(node)
         return out
 
     def __setitem__(self, key, value):
-        index, basic = _to_index(key)
+        a = self._data
+        try:
+            index, advanced = _to_index(key, a)
+        except IndexError as error:
+            raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         t = value if isinstance(value, Tensor) else None
         v = value._data if t is not None else value
+        if t is not None and advanced is None and v.base is not None and _is_view_at(v, a, index):
+            return  # x[i] = x[i], the end of x[i] += 1: the view already holds the values
+        if advanced is not None and t is not None and v.dtype != a.dtype and not (
+                v.ndim == 0 and index is None and len(advanced) == 1
+                and advanced[0].dtype.kind == "b"):  # PyTorch's masked_fill_ path
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {self.dtype} for the destination and {t.dtype} for the "
+                               f"source (convert the value first: value.to({self.dtype}))")
         recorded = self._check_inplace(t)
+        if recorded and a.base is not None:  # a view: assign in a copy, record it in the root
+            self._record_in_place(lambda before: _assigned(before, key, value))
+            return
         if recorded:
-            node_class = d.CopySlices if basic else d.IndexPutBackward0
-            node = node_class(_edges(self, t), index, t.shape if t is not None else ())
+            node_class = d.CopySlices if advanced is None else d.IndexPutBackward0
+            node = node_class(_edges(self, t), advanced if advanced is not None else index,
+                              t.shape if t is not None else (),
+                              index if advanced is not None else None)
         try:
-            self._data[index] = v
+            if advanced is None:
+                a[index] = v
+            else:
+                (a if index is None else a[index])[advanced] = v
+        except IndexError as error:
+            raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
         except ValueError as error:
             raise RuntimeError(f"cannot assign a value of shape {list(np.shape(v))} to "
-                               f"x[{key!r}], which has shape {list(self._data[index].shape)} "
-                               f"({error})") from None
-        mark_changed_in_place(self._data)  # a node that saved the old values refuses backward
+                               f"x[{key!r}], which has shape "
+                               f"{list(_indexed(a, index, advanced).shape)} ({error})") from None
+        mark_changed_in_place(a)  # a node that saved the old values refuses backward
         if recorded:
             self._set_grad_fn(node)
 
@@ -1695,7 +2010,7 @@ class Tensor:
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
         if self._data.base is not None:
-            raise RuntimeError(VIEW_INPLACE)
+            self._view_root()
         return True
 
     def _record_in_place(self, compute):
@@ -1704,6 +2019,8 @@ class Tensor:
         node that saved the old values refuses backward afterwards. ``compute`` receives the
         old values as a tensor of their own (a copy, kept by the new node) and returns the
         result; nothing changes if it raises."""
+        if self._data.base is not None:
+            return self._record_in_place_on_view(compute)
         result = compute(_wrap(self._data.copy(), self._grad_fn))
         if result._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
@@ -1714,6 +2031,56 @@ class Tensor:
         np.copyto(self._data, result._data, casting="unsafe")
         mark_changed_in_place(self._data)
         self._set_grad_fn(result._grad_fn)
+        return self
+
+    def _view_root(self):
+        """``(root, path)`` for a view whose in-place change minigrad can record: made by
+        basic indexing in grad mode (perhaps of a view made the same way) of ``root``, which
+        owns the memory and is in the graph (not a leaf), so that every other view of it made
+        in grad mode has a node that refuses backward once the memory changes. Raises
+        otherwise: PyTorch's error for a view of a leaf, minigrad's for the rest."""
+        path, t = [], self
+        while getattr(t, "_view", None) is not None:
+            t, key = t._view
+            path.append(key)
+        if t._grad_fn is None and t._requires_grad and path:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation. " + LEAF_INPLACE.split(". ", 1)[1])
+        if not path or self._data.base is not t._data or t._grad_fn is None:
+            raise RuntimeError(VIEW_INPLACE)
+        return t, tuple(reversed(path))
+
+    def _record_in_place_on_view(self, compute):
+        """``_record_in_place`` for a view ``root[path]`` (PyTorch's CopySlices): the view's
+        memory changes, ``root`` gets a node that sends the gradient of the changed part to
+        the op and the rest to its old node, and the view becomes a view of the new ``root``."""
+        root, path = self._view_root()
+        old = _edge(root)
+        before = _wrap(self._data.copy())
+        if old is not None:
+            before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, path))
+        result = compute(before)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
+                               f"output type {self.dtype}")
+        chain = [self]
+        while len(chain) < len(path):
+            chain.append(chain[-1]._view[0])
+        unchanged = _unchanged_view_nodes(chain)
+        np.copyto(self._data, result._data, casting="unsafe")
+        mark_changed_in_place(self._data)
+        node = d.ViewCopySlices((old, _edge(result)), path)
+        root._set_grad_fn(node)
+        # This view and the views it was made from are views of the new root now. Their old
+        # nodes stay in the graph of what used them before the change, which was right.
+        for old_node in unchanged:
+            old_node.viewed = None
+        for depth, t in zip(range(len(path), 0, -1), chain):
+            t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
+                                                            path[:depth]), root._data, t._data))
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
@@ -1780,6 +2147,8 @@ class Tensor:
         if isinstance(value, Tensor):
             value = value.item()
         recorded = self._check_inplace()
+        if recorded and self._data.base is not None:
+            return self._record_in_place(lambda before: _wrap(np.full_like(before._data, value)))
         if recorded:
             node = (d.ZeroBackward0 if value == 0 else d.FillBackward0)((_edge(self),))
         self._data.fill(value)
@@ -1963,6 +2332,8 @@ def _common(tensors):
 
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dimension."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
     tensors, arrays = _common(tensors)
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
@@ -1980,17 +2351,22 @@ def stack(tensors, dim=0):
 
 
 def cat(tensors, dim=0):
-    """Join tensors end to end along an existing dimension."""
+    """Join tensors end to end along an existing dimension. As in PyTorch, a 1-D empty tensor
+    (shape [0], a common "nothing yet" start) is skipped whatever the others' shapes."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
     tensors, arrays = _common(tensors)
-    dim = tensors[0]._dim(dim)
+    joined = [a for a in arrays if a.shape != (0,)] or arrays
+    dim = _wrap(joined[0])._dim(dim)
     try:
-        value = np.concatenate(arrays, axis=dim)
+        value = np.concatenate(joined, axis=dim)
     except ValueError:
         raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}: got shapes "
                            f"{[list(a.shape) for a in arrays]}") from None
     out = _wrap(value)
     if _needs_grad(*tensors):
-        sizes = [a.shape[dim] for a in arrays]
+        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
+                 for a in arrays]
         out._set_grad_fn(d.CatBackward0(tuple(_edge(t) for t in tensors), dim, sizes))
     return out
 
