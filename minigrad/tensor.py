@@ -1618,6 +1618,32 @@ class Tensor:
         mark_changed_in_place(self._data)
         return self
 
+    # ----------------------------------------------------------------- ops of extra_ops.py
+
+    def log10(self):
+        return _extra.log10(self)
+
+    def log2(self):
+        return _extra.log2(self)
+
+    def log1p(self):
+        return _extra.log1p(self)
+
+    def expm1(self):
+        return _extra.expm1(self)
+
+    def dot(self, tensor):
+        return _extra.dot(self, tensor)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _extra.multinomial(self, num_samples, replacement, generator=generator)
+
+    def histc(self, bins=100, min=0, max=0):
+        return _extra.histc(self, bins, min, max)
+
+    def histogram(self, bins, *, range=None, weight=None, density=False):
+        return _extra.histogram(self, bins, range=range, weight=weight, density=density)
+
 
 def _with_numpy_names(method):
     """``method`` that also takes numpy's keyword names, ``axis=`` for ``dim=`` and
@@ -1813,3 +1839,6 @@ def where(condition, input=None, other=None):
         out._set_grad_fn(d.WhereBackward0(_edges(input, t), cond,
                                           x.shape, np.shape(y)))
     return out
+
+
+from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
