@@ -10,6 +10,7 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        linspace, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
 from .dtypes import dtype, float16, float32, float64, int8, int16, int32, int64, uint8
+from .printing import set_printoptions
 from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 from .tensor import Size, Tensor, cat, device, matmul, stack, where
@@ -49,5 +50,5 @@ __all__ = [
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
-    "log10", "log2", "log1p", "expm1", "dot", "multinomial", "histc", "histogram",
+    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "multinomial", "histc", "histogram",
 ] + list(_function_names)
