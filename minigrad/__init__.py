@@ -16,7 +16,7 @@ from .random import Generator, default_generator, initial_seed, manual_seed, see
 from .tensor import Size, Tensor, cat, device, matmul, stack, where
 from .functions import *  # noqa: F401,F403  (mg.exp, mg.sum, mg.relu, ...)
 from .functions import __all__ as _function_names
-from .extra_ops import dot, expm1, histc, histogram, log1p, log2, log10, multinomial
+from .extra_ops import bmm, dot, expm1, histc, histogram, log1p, log2, log10, multinomial
 
 bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)
 float = float32  # noqa: A001
@@ -50,5 +50,5 @@ __all__ = [
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
-    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "multinomial", "histc", "histogram",
+    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial", "histc", "histogram",
 ] + list(_function_names)

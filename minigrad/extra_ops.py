@@ -16,7 +16,7 @@ from .graph import Node
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
-__all__ = ["log10", "log2", "log1p", "expm1", "dot", "multinomial", "histc", "histogram"]
+__all__ = ["log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial", "histc", "histogram"]
 
 
 # ------------------------------------------------------------------ logarithms and exponentials
@@ -111,6 +111,35 @@ def dot(input, tensor):
     out = _wrap(np.asarray(np.dot(a, b), dtype=a.dtype))
     if _needs_grad(input, tensor):
         out._set_grad_fn(d.DotBackward0((_edge(input), _edge(tensor)), (a, b)))
+    return out
+
+
+class BmmBackward0(d.MatmulBackward0):
+    """A batch of matrix products: each as MmBackward0."""
+    __slots__ = ()
+
+
+def bmm(input, mat2):
+    """The products of two batches of matrices: (b, n, m) @ (b, m, p) -> (b, n, p), with
+    no broadcasting (matmul broadcasts)."""
+    for position, (name, value) in enumerate((("input", input), ("mat2", mat2)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"bmm(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    a, b = input._data, mat2._data
+    if a.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, got shape {list(a.shape)}")
+    if b.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor, got shape {list(b.shape)}")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(a.dtype)} but found "
+                           f"{_scalar_name(b.dtype)}")
+    out = _wrap(np.matmul(a, b))
+    if _needs_grad(input, mat2):
+        out._set_grad_fn(BmmBackward0((_edge(input), _edge(mat2)), (a, b)))
     return out
 
 

@@ -1668,6 +1668,9 @@ class Tensor:
     def dot(self, tensor):
         return _extra.dot(self, tensor)
 
+    def bmm(self, mat2):
+        return _extra.bmm(self, mat2)
+
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         return _extra.multinomial(self, num_samples, replacement, generator=generator)
 
