@@ -95,6 +95,16 @@ def test_max_pool2d_ties_and_layer(torch):
     assert_same_as_torch(torch, lambda lib, a: lib.nn.MaxPool2d(3, 1, 1)(a[0]), [x])
 
 
+def test_max_pool2d_of_nan_is_nan_as_pytorch(torch):
+    """A nan is the largest value of its window; of several, the last gets the gradient."""
+    x = np.array([[[[1.0, np.nan, 2.0, np.nan], [0.5, 3.0, -1.0, 4.0]]]])
+    ours, (our_grad,) = _run(mg, lambda lib, a: lib.nn.functional.max_pool2d(a, (2, 4)), [x])
+    theirs, (their_grad,) = _run(torch, lambda lib, a: lib.nn.functional.max_pool2d(a, (2, 4)),
+                                 [x])
+    assert np.isnan(ours.detach().numpy()).all() and np.isnan(theirs.detach().numpy()).all()
+    np.testing.assert_array_equal(our_grad.numpy(), their_grad.numpy())
+
+
 AVG_SETTINGS = list(itertools.product([2, 3, (3, 2)], [None, 1, 2, (1, 2)], [0, 1],
                                       [False, True], [True, False], [None, 3]))
 

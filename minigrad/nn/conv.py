@@ -1,13 +1,14 @@
 """2-D convolution: ``F.conv2d`` and ``nn.Conv2d``, as ``torch.nn.functional.conv2d`` and
 ``torch.nn.Conv2d``.
 
-A convolution is one matrix product once every window of the input is laid out as a row
-("im2col"): the rows are the (sample, output row, output column) positions, the columns
-the (channel, kernel row, kernel column) entries of a window. ``sliding_window_view``
-gives the windows without copying; one reshape copies them into that matrix, and one
-matmul per group multiplies it by the weight. Backward multiplies by the same matrices,
-and sends each window's gradient back to where the window came from with one strided
-add per kernel position ("col2im").
+A convolution is a matrix product once every window of the input is laid out as a column
+("im2col"): for each sample, a (channels * kh * kw, out_h * out_w) matrix whose column p
+holds the window of output position p. ``sliding_window_view`` gives the windows without
+copying; one reshape copies them into that layout, and one (batched) matmul per group
+multiplies the weight (out_channels, channels * kh * kw) by it, which gives the output
+(N, out_channels, out_h * out_w) already in PyTorch's layout. Backward multiplies by the
+same matrices, and sends each window's gradient back to where the window came from with
+one strided add per kernel position ("col2im").
 """
 
 import math
@@ -59,16 +60,16 @@ def windows(padded, kernel, stride, dilation):
 
 
 def add_windows(target, grads, stride, dilation):
-    """The backward of ``windows`` (col2im): add ``grads`` (N, C, out_h, out_w, kh, kw)
+    """The backward of ``windows`` (col2im): add ``grads`` (N, C, kh, kw, out_h, out_w)
     into ``target`` (N, C, H, W) where each window came from, one strided add per kernel
     position (kh * kw adds, each over the whole batch)."""
     (sh, sw), (dh, dw) = stride, dilation
-    out_h, out_w, kh, kw = grads.shape[2:]
+    kh, kw, out_h, out_w = grads.shape[2:]
     for a in range(kh):
         rows = slice(a * dh, a * dh + sh * (out_h - 1) + 1, sh)
         for b in range(kw):
             cols = slice(b * dw, b * dw + sw * (out_w - 1) + 1, sw)
-            target[:, :, rows, cols] += grads[:, :, :, :, a, b]
+            target[:, :, rows, cols] += grads[:, :, a, b]
     return target
 
 
@@ -110,9 +111,9 @@ def pad_zeros(x, pads, value=0):
 
 
 class ConvolutionBackward0(Node):
-    """out = im2col(x) @ W.T + b, per group. d(x): the gradient times W, put back window by
-    window (col2im); d(W): the gradient times the window matrix; d(b): the gradient summed
-    over the batch and the positions."""
+    """out = W @ im2col(x) + b, per sample and group. d(x): W^T times the gradient, put
+    back window by window (col2im); d(W): the gradient times the window matrix, summed
+    over the batch; d(b): the gradient summed over the batch and the positions."""
     __slots__ = ("geometry",)
 
     def __init__(self, inputs, x, weight, cols, geometry):
@@ -124,17 +125,16 @@ class ConvolutionBackward0(Node):
         padded_shape, pads, stride, dilation, groups = self.geometry
         n, out_c, out_h, out_w = grad.shape
         in_c, (kh, kw) = x.shape[1], weight.shape[2:]
-        # rows: (sample, output row, output column), columns: output channels
-        g = grad.transpose(0, 2, 3, 1).reshape(-1, out_c)
+        g = grad.reshape(n, out_c, out_h * out_w)
         w = weight.reshape(out_c, -1)
         group_out, group_k = out_c // groups, w.shape[1]
         grad_x = grad_w = grad_b = None
         if self.inputs[0] is not None:
-            grad_cols = np.empty((g.shape[0], in_c * kh * kw), dtype=grad.dtype)
+            grad_cols = np.empty((n, in_c * kh * kw, out_h * out_w), dtype=grad.dtype)
             for i in range(groups):
                 rows = slice(i * group_out, (i + 1) * group_out)
-                grad_cols[:, i * group_k:(i + 1) * group_k] = g[:, rows] @ w[rows]
-            grad_cols = grad_cols.reshape(n, out_h, out_w, in_c, kh, kw).transpose(0, 3, 1, 2, 4, 5)
+                grad_cols[:, i * group_k:(i + 1) * group_k] = np.matmul(w[rows].T, g[:, rows])
+            grad_cols = grad_cols.reshape(n, in_c, kh, kw, out_h, out_w)
             grad_padded = add_windows(np.zeros(padded_shape, grad.dtype), grad_cols, stride,
                                       dilation)
             (top, _), (left, _) = pads
@@ -143,10 +143,11 @@ class ConvolutionBackward0(Node):
             grad_w = np.empty_like(w)
             for i in range(groups):
                 rows = slice(i * group_out, (i + 1) * group_out)
-                grad_w[rows] = g[:, rows].T @ cols[:, i * group_k:(i + 1) * group_k]
+                window_rows = cols[:, i * group_k:(i + 1) * group_k].transpose(0, 2, 1)
+                grad_w[rows] = np.matmul(g[:, rows], window_rows).sum(axis=0)
             grad_w = grad_w.reshape(weight.shape)
         if len(self.inputs) > 2 and self.inputs[2] is not None:
-            grad_b = g.sum(axis=0)
+            grad_b = g.sum(axis=(0, 2))
         return (grad_x, grad_w, grad_b)[:len(self.inputs)]
 
 
@@ -223,19 +224,20 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     out_c = w.shape[0]
     view = windows(padded, kernel, stride, dilation)  # (N, C, out_h, out_w, kh, kw)
     out_h, out_w = view.shape[2:4]
-    cols = view.transpose(0, 2, 3, 1, 4, 5).reshape(n * out_h * out_w, -1)
+    # (N, C * kh * kw, out_h * out_w): column p is the window of output position p
+    cols = view.transpose(0, 1, 4, 5, 2, 3).reshape(n, -1, out_h * out_w)
     w2 = w.reshape(out_c, -1)
     if groups == 1:
-        value = cols @ w2.T
+        value = np.matmul(w2, cols)
     else:
-        value = np.empty((cols.shape[0], out_c), dtype=np.result_type(cols, w2))
+        value = np.empty((n, out_c, out_h * out_w), dtype=np.result_type(cols, w2))
         group_out, group_k = out_c // groups, w2.shape[1]
         for i in range(groups):
             rows = slice(i * group_out, (i + 1) * group_out)
-            value[:, rows] = cols[:, i * group_k:(i + 1) * group_k] @ w2[rows].T
+            value[:, rows] = np.matmul(w2[rows], cols[:, i * group_k:(i + 1) * group_k])
     if b is not None:
-        value += b
-    value = np.ascontiguousarray(value.reshape(n, out_h, out_w, out_c).transpose(0, 3, 1, 2))
+        value += b[:, None]
+    value = value.reshape(n, out_c, out_h, out_w)
     if not _needs_grad(input, weight, bias):
         return _wrap(value)
     inputs = (_edge(input), _edge(weight)) + ((_edge(bias),) if bias is not None else ())

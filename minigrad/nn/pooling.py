@@ -94,6 +94,26 @@ def _lowest(dtype):
     return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
 
 
+def _window_max(padded, kernel, stride, dilation, out_size):
+    """The largest value of each window and its kernel position (a * kw + b), a few
+    strided passes per kernel position. As PyTorch, the first of equal values wins and a
+    nan wins over numbers (the last nan, if several)."""
+    (kh, kw), (sh, sw), (dh, dw), (out_h, out_w) = kernel, stride, dilation, out_size
+    parts = [padded[:, :, a * dh:a * dh + sh * (out_h - 1) + 1:sh,
+                    b * dw:b * dw + sw * (out_w - 1) + 1:sw]
+             for a in range(kh) for b in range(kw)]
+    best = parts[0].copy()
+    for part in parts[1:]:
+        np.maximum(best, part, out=best)  # nan propagates, as in PyTorch
+    which = np.zeros(best.shape, np.int64)
+    for k in range(len(parts) - 1, -1, -1):  # backwards, so the first equal one wins
+        np.copyto(which, k, where=parts[k] == best)
+    if best.dtype.kind == "f" and np.isnan(best).any():
+        for k, part in enumerate(parts):
+            np.copyto(which, k, where=np.isnan(part))
+    return best, which
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """The largest value of each ``kernel_size`` window (N, C, H, W) -> (N, C, out_h, out_w);
@@ -104,12 +124,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     kernel, stride, _, dilation, (out_h, out_w), pads = _geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode)
     padded = pad_zeros(x, pads, _lowest(x.dtype))
-    view = windows(padded, kernel, stride, dilation)[:, :, :out_h, :out_w]
-    flat_windows = view.reshape(view.shape[:4] + (-1,))
-    which = flat_windows.argmax(axis=-1)[..., None]
-    value = np.take_along_axis(flat_windows, which, axis=-1)[..., 0]
+    value, which = _window_max(padded, kernel, stride, dilation, (out_h, out_w))
     # where each maximum is: its row and column in the padded plane
-    a, b = np.divmod(which[..., 0], kernel[1])
+    a, b = np.divmod(which, kernel[1])
     rows = np.arange(out_h)[:, None] * stride[0] + a * dilation[0]
     cols = np.arange(out_w)[None, :] * stride[1] + b * dilation[1]
     result = _wrap(_unbatch(value, unbatched))
@@ -142,7 +159,7 @@ class AvgPool2DBackward0(Node):
         padded_shape, pads, kernel, stride, divisor = self.geometry
         g = (grad.reshape((-1,) + padded_shape[1:2] + grad.shape[-2:]) / divisor).astype(
             grad.dtype, copy=False)
-        spread = np.broadcast_to(g[..., None, None], g.shape + kernel)
+        spread = np.broadcast_to(g[:, :, None, None], g.shape[:2] + kernel + g.shape[2:])
         padded = add_windows(np.zeros(padded_shape, grad.dtype), spread, stride, (1, 1))
         (top, _), (left, _) = pads
         h, w = x.shape[-2:]
@@ -161,7 +178,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     kernel, stride, padding, _, (out_h, out_w), pads = _geometry(
         x, kernel_size, stride, padding, 1, ceil_mode)
     padded = pad_zeros(x, pads)
-    sums = windows(padded, kernel, stride, (1, 1))[:, :, :out_h, :out_w].sum(axis=(4, 5))
+    sums = _window_sums(padded, kernel, stride, (out_h, out_w))
     divisor = _divisors(x.shape[2:], kernel, stride, padding, pads, (out_h, out_w),
                         count_include_pad, divisor_override)
     if x.dtype.kind == "f":
@@ -173,6 +190,19 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         geometry = (padded.shape, pads, kernel, stride, divisor)
         result._set_grad_fn(AvgPool2DBackward0((_edge(input),), input._data, geometry))
     return result
+
+
+def _window_sums(padded, kernel, stride, out_size):
+    """The sum of each window: one strided add per kernel position (faster than summing
+    the windows' view)."""
+    (kh, kw), (sh, sw), (out_h, out_w) = kernel, stride, out_size
+    sums = None
+    for a in range(kh):
+        for b in range(kw):
+            part = padded[:, :, a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
+            sums = part.astype(np.float64 if padded.dtype.kind != "f" else padded.dtype) \
+                if sums is None else sums + part
+    return sums
 
 
 def _divisors(size, kernel, stride, padding, pads, out_size, count_include_pad,
