@@ -1,11 +1,13 @@
 """The CNN of PyTorch's "What is torch.nn really?" tutorial, on sklearn's 8x8 digits, with
 minigrad and with PyTorch: one epoch of SGD (batch 64), timed.
 
-    python benchmarks/cnn_digits.py [--epochs 3]
+    python benchmarks/cnn_digits.py [--epochs 3] [--size 28]
 
 The model is the tutorial's: three Conv2d(kernel 3, stride 2, padding 1) with ReLU, then
 avg_pool2d and a view to (batch, 10); on 8x8 images the last feature map is 1x1, so the
-pool's kernel is 1 instead of the tutorial's 4 (28x28 images give 4x4). Both libraries start
+pool's kernel is 1 instead of the tutorial's 4. ``--size 28`` enlarges the digits to
+MNIST's 28x28 (each pixel 4x4, the border cropped), where the last feature map is 4x4 and
+the model is exactly the tutorial's, avg_pool2d(4) included. Both libraries start
 from the same weights and see the same batches, and their losses must agree (float32, so
 to 1e-4) before any time is reported.
 """
@@ -25,14 +27,19 @@ import minigrad as mg  # noqa: E402
 BATCH, LR, MOMENTUM = 64, 0.1, 0.9
 
 
-def digits():
-    """The 1797 images as (N, 1, 8, 8) floats in [0, 1] and their labels."""
+def digits(size=8):
+    """The 1797 images as (N, 1, size, size) floats in [0, 1] and their labels."""
     from sklearn.datasets import load_digits
     data = load_digits()
-    return (data.images[:, None] / 16.0).astype(np.float32), data.target.astype(np.int64)
+    images = data.images / 16.0
+    if size != 8:
+        images = np.kron(images, np.ones((4, 4)))  # 32x32
+        border = (32 - size) // 2
+        images = images[:, border:border + size, border:border + size]
+    return images[:, None].astype(np.float32), data.target.astype(np.int64)
 
 
-def make_model(lib):
+def make_model(lib, pool=1):
     nn, F = lib.nn, lib.nn.functional
 
     class Mnist_CNN(nn.Module):
@@ -46,7 +53,7 @@ def make_model(lib):
             xb = F.relu(self.conv1(xb))
             xb = F.relu(self.conv2(xb))
             xb = F.relu(self.conv3(xb))
-            xb = F.avg_pool2d(xb, 1)
+            xb = F.avg_pool2d(xb, pool)
             return xb.view(-1, xb.size(1))
 
     return Mnist_CNN()
@@ -75,13 +82,15 @@ def epoch(lib, model, opt, x, y, order):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--size", type=int, default=8, choices=(8, 28))
     args = parser.parse_args()
     import torch
     torch.set_num_threads(1)
-    x, y = digits()
+    x, y = digits(args.size)
+    pool = 1 if args.size == 8 else 4
     mg.manual_seed(0)
-    ours = make_model(mg)
-    theirs = make_model(torch)
+    ours = make_model(mg, pool)
+    theirs = make_model(torch, pool)
     copy_weights(ours, theirs, torch)
     orders = np.random.default_rng(0).permutation(np.tile(np.arange(len(x)), (args.epochs, 1)),
                                                   axis=1)
@@ -99,7 +108,7 @@ def main():
         print(f"epoch {e}: mean loss {results['minigrad']:.4f} (torch {results['torch']:.4f}); "
               f"minigrad {times['minigrad'][-1]:.3f} s, torch {times['torch'][-1]:.3f} s")
     best = {name: min(t) for name, t in times.items()}
-    print(f"best epoch (batch {BATCH}, {len(x)} images): minigrad {best['minigrad']:.3f} s, "
+    print(f"best epoch (batch {BATCH}, {len(x)} images of {args.size}x{args.size}): minigrad {best['minigrad']:.3f} s, "
           f"torch {best['torch']:.3f} s, ratio {best['minigrad'] / best['torch']:.1f}x")
 
 
