@@ -50,5 +50,6 @@ __all__ = [
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
-    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial", "histc", "histogram",
+    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
+    "histc", "histogram",
 ] + list(_function_names)

@@ -191,6 +191,8 @@ CONV_MISTAKES = {
         lib.ones(1, 1, 5, 5), lib.ones(1, 1, 3, 3), padding="full"),
     "a double input to a float layer": lambda lib: lib.nn.Conv2d(1, 1, 3)(
         lib.ones(1, 1, 5, 5, dtype=lib.float64)),
+    "a bias of another dtype": lambda lib: lib.nn.functional.conv2d(
+        lib.ones(1, 1, 5, 5), lib.ones(1, 1, 3, 3), lib.ones(1, dtype=lib.float64)),
     "a bias of the wrong length": lambda lib: lib.nn.functional.conv2d(
         lib.ones(1, 1, 5, 5), lib.ones(1, 1, 3, 3), lib.ones(2)),
     "more groups than kernels": lambda lib: lib.nn.functional.conv2d(

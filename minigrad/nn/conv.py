@@ -177,6 +177,9 @@ def _check_conv_arguments(x, weight, bias, groups):
         raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
                            f"expected input{list(x.shape)} to have {weight.shape[1] * groups} "
                            f"channels, but got {x.shape[1]} channels instead")
+    if bias is not None and bias.dtype != x.dtype:
+        raise RuntimeError(f"Input type ({x.dtype}) and bias type ({bias.dtype}) should be the "
+                           "same: convert the bias (b.to(x.dtype)) or the input")
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_c):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
                            f"1-dimensional with {out_c} elements, but got bias of size "

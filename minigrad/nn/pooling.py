@@ -1,10 +1,11 @@
 """2-D pooling: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d`` and their
 layers ``nn.MaxPool2d``, ``nn.AvgPool2d``, ``nn.AdaptiveAvgPool2d``, as in PyTorch.
 
-Each pool looks at the same windows a convolution does (``conv.windows``, a view without
-copies) and keeps their largest value or their mean. Max pooling remembers where each
-maximum was, so backward sends each gradient to that one element; average pooling sends
-each gradient, divided by the window's size, back over the whole window.
+Each pool looks at the same windows a convolution does and keeps their largest value or
+their mean, computed with one strided pass over the input per kernel position (kh * kw
+passes, each over the whole batch). Max pooling remembers where each maximum was, so
+backward sends each gradient to that one element; average pooling sends each gradient,
+divided by the window's size, back over the whole window (``conv.add_windows``).
 """
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from ..graph import Node
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
-from .conv import _pair, add_windows, pad_zeros, windows
+from .conv import _pair, _scalar_name, add_windows, pad_zeros
 from .module import Module
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "MaxPool2d", "AvgPool2d",
@@ -254,7 +255,7 @@ def adaptive_avg_pool2d(input, output_size):
     x = input._data
     if x.dtype.kind != "f":
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for '
-                                  f"'{_scalar(input.dtype)}': use a float tensor (x.float())")
+                                  f"'{_scalar_name(x.dtype)}': use a float tensor (x.float())")
     if isinstance(output_size, (int, np.integer)) or output_size is None:
         output_size = (output_size, output_size)
     out_h, out_w = (n if m is None else int(m) for n, m in zip(x.shape[-2:], output_size))
@@ -266,11 +267,6 @@ def adaptive_avg_pool2d(input, output_size):
     if _needs_grad(input):
         return _wrap(value, AdaptiveAvgPool2DBackward0((_edge(input),), (rows, cols)))
     return _wrap(value)
-
-
-def _scalar(dtype):
-    from .conv import _scalar_name
-    return _scalar_name(dtype.name if hasattr(dtype, "name") else dtype)
 
 
 # --------------------------------------------------------------------------- layers
