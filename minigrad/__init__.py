@@ -28,6 +28,7 @@ concat = concatenate = cat
 
 from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .serialization import load, save  # noqa: E402
+from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torch.max_pool2d)
 
 __version__ = "0.1.0"
 
@@ -51,5 +52,5 @@ __all__ = [
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
     "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
-    "histc", "histogram",
+    "histc", "histogram", "conv2d", "max_pool2d",
 ] + list(_function_names)

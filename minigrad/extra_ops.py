@@ -205,6 +205,8 @@ def _without_replacement(rows, num_samples, rng):
     one at a time and taking the drawn ones out."""
     with np.errstate(divide="ignore"):
         scores = rows / rng.exponential(size=rows.shape)
+    if num_samples == 1:  # the usual draw of one token from a model's probabilities
+        return scores.argmax(axis=1)[:, None]
     return np.argsort(-scores, axis=1, kind="stable")[:, :num_samples]
 
 

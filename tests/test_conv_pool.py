@@ -143,6 +143,14 @@ def test_adaptive_avg_pool2d_matches_pytorch(output_size, batched, torch):
         a if batched else a[1]), [x])
 
 
+def test_public_names_as_pytorchs(torch):
+    for name in ("conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"):
+        assert getattr(mg.nn.functional, name).__name__ == name
+        assert hasattr(mg, name) == hasattr(torch, name), name
+    for name in ("Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"):
+        assert issubclass(getattr(mg.nn, name), mg.nn.Module) and name in mg.nn.__all__
+
+
 def test_layers_print_as_pytorch(torch):
     layers = [
         "Conv2d(1, 16, 3, stride=2, padding=1)",

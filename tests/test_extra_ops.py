@@ -158,6 +158,17 @@ def test_multinomial_without_replacement_draws_as_pytorch(torch):
         assert (np.abs(pairs - expected) <= 5 * sigma + 1e-12).all(), (pairs, expected)
 
 
+def test_multinomial_one_draw_per_row_has_the_row_probabilities(torch):
+    p = np.array([0.1, 0.6, 0.0, 0.3])
+    n = 100_000
+    for lib in (mg, torch):
+        draws = lib.multinomial(lib.tensor(np.tile(p, (n, 1))), 1).numpy()
+        assert draws.shape == (n, 1)
+        frequencies = np.bincount(draws[:, 0], minlength=4) / n
+        sigma = np.sqrt(p * (1 - p) / n)
+        assert (np.abs(frequencies - p) <= 5 * sigma + 1e-12).all(), (lib.__name__, frequencies)
+
+
 def test_multinomial_zero_weights_come_last_without_replacement(torch):
     for lib in (mg, torch):
         draws = lib.multinomial(lib.tensor([[0.0, 1.0, 0.0, 3.0]] * 50), 4).numpy()
