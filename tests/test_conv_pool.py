@@ -224,6 +224,8 @@ CONV_MISTAKES = {
     "average pooling with too much padding": lambda lib: lib.nn.AvgPool2d(3, padding=2)(
         lib.ones(1, 1, 5, 5)),
     "average pooling to nothing": lambda lib: lib.nn.AvgPool2d(2)(lib.ones(1, 1, 1, 1)),
+    "max pooling no channels": lambda lib: lib.nn.MaxPool2d(2)(lib.ones(1, 0, 4, 4)),
+    "average pooling an empty image": lambda lib: lib.nn.AvgPool2d(2)(lib.ones(0, 4, 4)),
     "adaptive pooling a 2-D input": lambda lib: lib.nn.AdaptiveAvgPool2d(2)(lib.ones(2, 3)),
     "adaptive pooling integers": lambda lib: lib.nn.functional.adaptive_avg_pool2d(
         lib.ones(1, 1, 4, 4, dtype=lib.int64), 2),
@@ -237,6 +239,14 @@ def test_conv_and_pool_mistakes_raise_pytorchs_exception(mistake, torch):
     with pytest.raises(Exception) as ours:
         CONV_MISTAKES[mistake](mg)
     assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
+
+
+@pytest.mark.parametrize("layer", ["MaxPool2d(2)", "AvgPool2d(2)", "Conv2d(1, 2, 3, padding=1)",
+                                   "AdaptiveAvgPool2d(2)"])
+def test_an_empty_batch_gives_an_empty_result(layer, torch):
+    ours = eval(f"lib.nn.{layer}", {"lib": mg})(mg.ones(0, 1, 4, 4))
+    theirs = eval(f"lib.nn.{layer}", {"lib": torch})(torch.ones(0, 1, 4, 4))
+    assert tuple(ours.shape) == tuple(theirs.shape)
 
 
 def test_backward_refuses_a_conv_input_changed_in_place(torch):

@@ -42,11 +42,12 @@ def _pair(value, name="kernel_size"):
     return value
 
 
-def _check_4d(op, input, message=None):
-    """The input as a batch (N, C, H, W) and whether it came unbatched (C, H, W)."""
+def _check_4d(op, input):
+    """True for an unbatched (C, H, W) input, False for a batch (N, C, H, W); PyTorch's
+    error for anything else."""
     if input.ndim not in (3, 4):
-        raise RuntimeError(message or f"Expected 3D (unbatched) or 4D (batched) input to "
-                                      f"{op}, but got input of size: {list(input.shape)}")
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {op}, but got "
+                           f"input of size: {list(input.shape)}")
     return input.ndim == 3
 
 
@@ -228,7 +229,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     view = windows(padded, kernel, stride, dilation)  # (N, C, out_h, out_w, kh, kw)
     out_h, out_w = view.shape[2:4]
     # (N, C * kh * kw, out_h * out_w): column p is the window of output position p
-    cols = view.transpose(0, 1, 4, 5, 2, 3).reshape(n, -1, out_h * out_w)
+    cols = view.transpose(0, 1, 4, 5, 2, 3).reshape(n, in_c * w.shape[2] * w.shape[3],
+                                                      out_h * out_w)
     w2 = w.reshape(out_c, -1)
     if groups == 1:
         value = np.matmul(w2, cols)

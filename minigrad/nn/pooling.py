@@ -22,16 +22,20 @@ __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "MaxPool2d", "AvgP
 
 
 def _batched(op, input):
-    """(N, C, H, W) for a (C, H, W) or (N, C, H, W) input, and whether it was unbatched."""
-    if input.ndim not in (3, 4) or input._data.size == 0 and input.ndim == 3:
-        if op == "avg_pool2d" and input.ndim < 3:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got -3): "
-                             f"avg_pool2d takes a (C, H, W) or (N, C, H, W) input, got shape "
-                             f"{list(input.shape)}")
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input, got "
-                           f"shape {list(input.shape)}")
+    """(N, C, H, W) for a (C, H, W) or (N, C, H, W) input, and whether it was unbatched.
+    Only the batch may be empty, as in PyTorch."""
     x = input._data
+    if x.ndim not in (3, 4):
+        if op == "avg_pool2d" and x.ndim < 3:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got -3): "
+                             f"avg_pool2d takes a (C, H, W) or (N, C, H, W) input, got shape "
+                             f"{list(x.shape)}")
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input, got "
+                           f"shape {list(x.shape)}")
+    if 0 in x.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(x.shape)}")
     return (x[None], True) if x.ndim == 3 else (x, False)
 
 
