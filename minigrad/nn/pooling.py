@@ -79,20 +79,30 @@ def _unbatch(value, unbatched):
 # --------------------------------------------------------------------------- max pooling
 
 class MaxPool2DWithIndicesBackward0(Node):
-    """Each output's gradient goes to the one input element that was the window's largest."""
-    __slots__ = ("shape", "padded_shape", "top_left")
+    """Each output's gradient goes to the one input element that was the window's largest:
+    for each kernel position, the outputs whose maximum sat there add their gradient to
+    that position's strided slice (kh * kw passes, as col2im)."""
+    __slots__ = ("geometry",)
 
-    def __init__(self, inputs, x, flat_indices, padded_shape, top_left):
-        super().__init__(inputs, (x, flat_indices))
-        self.shape, self.padded_shape, self.top_left = x.shape, padded_shape, top_left
+    def __init__(self, inputs, x, which, geometry):
+        super().__init__(inputs, (x, which))
+        self.geometry = geometry  # (padded shape, pads, kernel, stride, dilation)
 
     def apply(self, grad):
-        _, flat = self.saved_arrays()
-        size = int(np.prod(self.padded_shape))
-        total = np.bincount(flat.reshape(-1), weights=grad.reshape(-1), minlength=size)
-        padded = total.astype(grad.dtype, copy=False).reshape(self.padded_shape)
-        (top, left), (h, w) = self.top_left, self.shape[-2:]
-        return (padded[..., top:top + h, left:left + w].reshape(self.shape),)
+        x, which = self.saved_arrays()
+        padded_shape, pads, (kh, kw), (sh, sw), (dh, dw) = self.geometry
+        g = grad.reshape(which.shape)
+        out_h, out_w = which.shape[2:]
+        padded = np.zeros(padded_shape, grad.dtype)
+        zero = np.zeros((), grad.dtype)
+        for a in range(kh):
+            rows = slice(a * dh, a * dh + sh * (out_h - 1) + 1, sh)
+            for b in range(kw):
+                cols = slice(b * dw, b * dw + sw * (out_w - 1) + 1, sw)
+                padded[:, :, rows, cols] += np.where(which == a * kw + b, g, zero)
+        (top, _), (left, _) = pads
+        h, w = x.shape[-2:]
+        return (padded[..., top:top + h, left:left + w].reshape(x.shape),)
 
 
 def _lowest(dtype):
@@ -130,21 +140,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         x, kernel_size, stride, padding, dilation, ceil_mode)
     padded = pad_zeros(x, pads, _lowest(x.dtype))
     value, which = _window_max(padded, kernel, stride, dilation, (out_h, out_w))
-    # where each maximum is: its row and column in the padded plane
-    a, b = np.divmod(which, kernel[1])
-    rows = np.arange(out_h)[:, None] * stride[0] + a * dilation[0]
-    cols = np.arange(out_w)[None, :] * stride[1] + b * dilation[1]
     result = _wrap(_unbatch(value, unbatched))
     if _needs_grad(input):
-        hp, wp = padded.shape[2:]
-        planes = np.arange(x.shape[0] * x.shape[1]).reshape(x.shape[0], x.shape[1], 1, 1)
-        flat = (planes * hp + rows) * wp + cols
-        top_left = (pads[0][0], pads[1][0])
-        result._set_grad_fn(MaxPool2DWithIndicesBackward0(
-            (_edge(input),), input._data, flat, padded.shape, top_left))
+        geometry = (padded.shape, pads, kernel, stride, dilation)
+        result._set_grad_fn(MaxPool2DWithIndicesBackward0((_edge(input),), input._data, which,
+                                                          geometry))
     if return_indices:
-        indices = (rows - pads[0][0]) * x.shape[3] + (cols - pads[1][0])
-        return result, _wrap(_unbatch(indices.astype(np.int64), unbatched))
+        # where each maximum is: its row and column in the input, as one index into H*W
+        a, b = np.divmod(which, kernel[1])
+        rows = np.arange(out_h)[:, None] * stride[0] + a * dilation[0] - pads[0][0]
+        cols = np.arange(out_w)[None, :] * stride[1] + b * dilation[1] - pads[1][0]
+        return result, _wrap(_unbatch(rows * x.shape[3] + cols, unbatched))
     return result
 
 
