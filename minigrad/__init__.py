@@ -10,8 +10,8 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        linspace, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
 from .dtypes import dtype, float16, float32, float64, int8, int16, int32, int64, uint8
-from .printing import set_printoptions
 from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .printing import set_printoptions
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 from .tensor import Size, Tensor, cat, device, matmul, stack, where
 from .functions import *  # noqa: F401,F403  (mg.exp, mg.sum, mg.relu, ...)
