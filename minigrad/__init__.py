@@ -11,10 +11,12 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        randn_like, randperm, tensor, zeros, zeros_like)
 from .dtypes import dtype, float16, float32, float64, int8, int16, int32, int64, uint8
 from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .printing import set_printoptions
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 from .tensor import Size, Tensor, cat, device, matmul, stack, where
 from .functions import *  # noqa: F401,F403  (mg.exp, mg.sum, mg.relu, ...)
 from .functions import __all__ as _function_names
+from .extra_ops import bmm, dot, expm1, histc, histogram, log1p, log2, log10, multinomial
 
 bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)
 float = float32  # noqa: A001
@@ -26,6 +28,7 @@ concat = concatenate = cat
 
 from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .serialization import load, save  # noqa: E402
+from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torch.max_pool2d)
 
 __version__ = "0.1.0"
 
@@ -48,4 +51,6 @@ __all__ = [
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
+    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
+    "histc", "histogram", "conv2d", "max_pool2d",
 ] + list(_function_names)

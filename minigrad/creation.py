@@ -35,6 +35,18 @@ def _new_shape(size):
     return shape
 
 
+def _size(name, size, keyword):
+    """The shape of ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if not isinstance(keyword, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                            f"{type(keyword).__name__}")
+        size = (keyword,)
+    return _new_shape(size)
+
+
 def _float(dtype):
     return dtypes.to_numpy(dtype) if dtype is not None else dtypes.DEFAULT_FLOAT
 
@@ -64,17 +76,19 @@ def from_numpy(array):
     return _wrap(array)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.zeros(_new_shape(size), _float(dtype)), requires_grad, device)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
+    """Zeros of the shape ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    return _finish(np.zeros(_size("zeros", args, size), _float(dtype)), requires_grad, device)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _finish(np.ones(_new_shape(size), _float(dtype)), requires_grad, device)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False):
+    return _finish(np.ones(_size("ones", args, size), _float(dtype)), requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False):
     """Like PyTorch's ``empty`` but filled with zeros, so results never depend on garbage."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(_size("empty", args, size), dtype=dtype, device=device,
+                 requires_grad=requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False):
@@ -109,7 +123,7 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False):
                    requires_grad, device)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
+def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """``arange(5)`` -> 0..4 (int64); any float argument gives float32, as in PyTorch."""
     if end is None:
         start, end = 0, start
@@ -125,15 +139,15 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     return _finish(np.linspace(start, end, int(steps)).astype(_float(dtype)), requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples, drawn from ``generator`` (the default one if None)."""
-    values = numpy_rng(generator).standard_normal(_new_shape(size))
+    values = numpy_rng(generator).standard_normal(_size("randn", args, size))
     return _finish(values.astype(_float(dtype)), requires_grad, device)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples in [0, 1)."""
-    values = numpy_rng(generator).random(_new_shape(size))
+    values = numpy_rng(generator).random(_size("rand", args, size))
     return _finish(values.astype(_float(dtype)), requires_grad, device)
 
 
@@ -142,11 +156,14 @@ def normal(mean, std, size, generator=None, dtype=None, device=None, requires_gr
     return _finish(values.astype(_float(dtype)), requires_grad, device)
 
 
-def randint(low, high=None, size=None, generator=None, dtype=None, device=None,
+def randint(low=0, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad=False):
-    """Integers in [low, high): ``randint(10, (3,))`` or ``randint(0, 10, (3,))``."""
+    """Integers in [low, high): ``randint(10, (3,))``, ``randint(0, 10, (3,))``,
+    ``randint(10, size=(3,))`` or ``randint(low=0, high=10, size=(3,))``."""
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
     if high is None or size is None:
         raise TypeError("randint() needs high and size, e.g. randint(0, 10, (3,))")
     values = numpy_rng(generator).integers(low, high, _new_shape((size,)))

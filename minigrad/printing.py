@@ -12,10 +12,38 @@ import numpy as np
 
 from . import dtypes
 
+# The options ``set_printoptions`` changes (PyTorch's defaults). SCI_MODE None: decide by
+# the values, as described above; True or False: always or never scientific notation.
 PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE = None
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """Change how tensors print, as ``torch.set_printoptions``: ``precision`` digits after
+    the point, summarize (``...``) tensors of more than ``threshold`` elements showing
+    ``edgeitems`` at each end, wrap lines at ``linewidth`` characters, ``sci_mode``
+    True/False to force scientific notation on or off (None: automatic). ``profile``
+    'default', 'short' or 'full' sets the first four at once
+    (``set_printoptions(profile="default")`` restores the defaults)."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None and profile in _PROFILES:
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -38,13 +66,15 @@ class _Formatter:
         low, high = magnitudes.min(), magnitudes.max()
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
         if self.int_mode:
-            self.sci_mode = high / low > 1000.0 or high > 1.0e8
+            self.sci_mode = (high / low > 1000.0 or high > 1.0e8) if SCI_MODE is None \
+                else SCI_MODE
             if not self.sci_mode:
                 for value in finite.tolist():
                     self.max_width = max(self.max_width, len(f"{value:.0f}") + 1)
                 return
         else:
-            self.sci_mode = high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
+            self.sci_mode = (high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4) \
+                if SCI_MODE is None else SCI_MODE
         fmt = f"{{:.{PRECISION}{'e' if self.sci_mode else 'f'}}}"
         for value in finite.tolist():
             self.max_width = max(self.max_width, len(fmt.format(value)))

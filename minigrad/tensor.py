@@ -35,30 +35,63 @@ class Size(tuple):
         return f"minigrad.Size({list(self)})"
 
 
-class device:
-    """Where a tensor lives. minigrad has one: the CPU."""
-    __slots__ = ("type",)
+# The device types PyTorch knows, in the order its error message lists them.
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve",
+                 "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
 
-    def __init__(self, type="cpu"):
-        check_device(type)
-        self.type = "cpu"
+
+class device:
+    """Where a tensor lives: ``device('cuda:1')`` has ``.type`` 'cuda' and ``.index`` 1,
+    and compares, hashes and prints as PyTorch's. Any of PyTorch's devices can be named
+    (so ``device = torch.device("cuda" if ...)`` code runs), but minigrad's tensors and
+    layers live on the CPU only: ``check_device`` refuses the others."""
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        if not isinstance(type, str):
+            raise RuntimeError("Cannot access accelerator device when none is available: "
+                               "name the device, e.g. device('cpu')")
+        name, _, number = type.partition(":")
+        if name not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at "
+                               f"start of device string: {type}")
+        if number:
+            if not number.isdigit() or ":" in number or (len(number) > 1 and number[0] == "0"):
+                raise RuntimeError(f"Invalid device string: {type!r}")
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index "
+                                   f"was passed explicitly: {type}")
+            index = int(number)
+        if index is not None:
+            index = int(index)
+            if index < 0:
+                raise RuntimeError("Device index must not be negative")
+        self.type, self.index = name, index
 
     def __eq__(self, other):
-        return str(other) == "cpu"
+        """Equal devices have the same type and index; a string is never equal to a device
+        (as in PyTorch: compare ``t.device.type == 'cpu'``)."""
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
-        return hash("cpu")
+        return hash((self.type, self.index))
 
     def __str__(self):
-        return "cpu"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __repr__(self):
-        return "device(type='cpu')"
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
 
 
 def check_device(dev):
     """Accept the CPU (and None); refuse anything else with what to do instead."""
-    if dev is None or isinstance(dev, device):
+    if dev is None:
         return
     name = str(dev)
     if name != "cpu" and not name.startswith("cpu:"):
@@ -2182,6 +2215,35 @@ class Tensor:
         mark_changed_in_place(self._data)
         return self
 
+    # ----------------------------------------------------------------- ops of extra_ops.py
+
+    def log10(self):
+        return _extra.log10(self)
+
+    def log2(self):
+        return _extra.log2(self)
+
+    def log1p(self):
+        return _extra.log1p(self)
+
+    def expm1(self):
+        return _extra.expm1(self)
+
+    def dot(self, tensor):
+        return _extra.dot(self, tensor)
+
+    def bmm(self, mat2):
+        return _extra.bmm(self, mat2)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        return _extra.multinomial(self, num_samples, replacement, generator=generator)
+
+    def histc(self, bins=100, min=0, max=0):
+        return _extra.histc(self, bins, min, max)
+
+    def histogram(self, bins, *, range=None, weight=None, density=False):
+        return _extra.histogram(self, bins, range=range, weight=weight, density=density)
+
 
 def _with_numpy_names(method):
     """``method`` that also takes numpy's keyword names, ``axis=`` for ``dim=`` and
@@ -2397,3 +2459,6 @@ def where(condition, input=None, other=None):
         out._set_grad_fn(d.WhereBackward0(_edges(input, t), cond,
                                           x.shape, np.shape(y)))
     return out
+
+
+from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)

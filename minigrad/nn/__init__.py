@@ -7,6 +7,8 @@ from .layers import (GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSof
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Module
+from .conv import Conv2d
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
@@ -15,4 +17,5 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", 
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",
            "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+           "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
            "functional", "init", "utils"]

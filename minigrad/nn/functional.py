@@ -16,6 +16,8 @@ from ..graph import Node, mark_changed_in_place
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
+from .conv import conv2d  # noqa: F401  (F.conv2d)
+from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from .loss_functions import (  # noqa: F401  (and F.MseLossBackward0, which chapter 7 shows)
     MseLossBackward0, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
     huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
@@ -23,7 +25,8 @@ from .loss_functions import (  # noqa: F401  (and F.MseLossBackward0, which chap
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear",
            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot",
-           "gelu", "embedding", "batch_norm", "layer_norm"]
+           "gelu", "embedding", "batch_norm", "layer_norm",
+           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
 
 
 def relu(input, inplace=False):
