@@ -126,9 +126,9 @@ FREED_MESSAGE = (
 CHANGED_MESSAGE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
     "operation: an array of shape {shape} ({dtype}) that {node} {kept} in the forward pass was "
-    "changed in place afterwards (by x.add_(...), x[...] = ..., optimizer.step(), ...), so its "
-    "gradient would be wrong. Run the forward pass again after the change, or change a copy "
-    "(x = x.clone()) and leave the original as it was."
+    "changed in place afterwards (by x.add_(...), x[...] = ..., optimizer.step(), "
+    "x.data = ...), so its gradient would be wrong. Run the forward pass again after the "
+    "change, or change a copy (x = x.clone()) and leave the original as it was."
 )
 
 
@@ -137,20 +137,44 @@ CHANGED_MESSAGE = (
 class _InPlace:
     """A clock of in-place changes. Each change ticks it and stamps the memory it changed;
     a node notes the time it was made, so backward can tell whether an array the node saved
-    was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)"""
+    was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)
+
+    ``changed`` maps the id of the array that owns the memory to ``(time of its last change,
+    weak reference to that array)``; the entry goes when the array dies, so the record holds
+    only arrays that still exist (a saved array keeps its memory's owner alive)."""
     clock = 0
-    changed = {}  # id of the array that owns the memory -> clock time of its last change
+    changed = {}
 
 
 def _memory_of(array):
-    """The array that owns ``array``'s memory: the array itself, or the base of a view."""
-    return array if array.base is None else array.base
+    """The array that stands for ``array``'s memory: the array itself, or the base of a view
+    (numpy points a view of a view to the first array; an array made on a foreign buffer,
+    np.frombuffer, has that buffer as base: its views then stop at the array)."""
+    base = array.base
+    while type(base) is np.ndarray:
+        array, base = base, base.base
+    return array
+
+
+def _forget(key):
+    """The callback that removes a dead array's entry (its id may be reused afterwards)."""
+    return lambda ref: _InPlace.changed.pop(key, None)
 
 
 def mark_changed_in_place(array):
     """Note that ``array``'s memory (and so every view of it) was just changed in place."""
     _InPlace.clock += 1
-    _InPlace.changed[id(_memory_of(array))] = _InPlace.clock
+    owner = _memory_of(array)
+    key = id(owner)
+    entry = _InPlace.changed.get(key)
+    if entry is not None and entry[1]() is owner:
+        _InPlace.changed[key] = (_InPlace.clock, entry[1])
+        return
+    try:
+        ref = weakref.ref(owner, _forget(key))
+    except TypeError:  # memory owned by an object without weak references (bytes): kept
+        ref = lambda owner=owner: owner  # noqa: E731 - a strong "reference", never cleared
+    _InPlace.changed[key] = (_InPlace.clock, ref)
 
 
 def note_viewed(node, array, view):
@@ -169,7 +193,8 @@ def _check_saved_unchanged(node):
     for item in node.saved if viewed is None else (*node.saved, viewed):
         array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)
         if isinstance(array, np.ndarray):
-            if _InPlace.changed.get(id(_memory_of(array)), -1) > node.made_at:
+            entry = _InPlace.changed.get(id(_memory_of(array)))
+            if entry is not None and entry[0] > node.made_at:
                 raise RuntimeError(CHANGED_MESSAGE.format(
                     shape=list(array.shape), dtype=array.dtype, node=node.name(),
                     kept="viewed" if item is viewed else "saved"))

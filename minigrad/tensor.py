@@ -348,15 +348,24 @@ class Tensor:
         """``self.grad += grad`` (what AccumulateGrad does): the first gradient is stored,
         later ones are added in place, so gradients add up until someone zeroes them. The
         first is copied unless the engine says nothing else refers to it (``owned``)."""
-        if grad.shape != self._data.shape:
-            grad = np.broadcast_to(grad, self._data.shape)
-        if self._grad is None:
-            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
-                    and grad.flags.writeable):
-                grad = np.array(grad, dtype=self._data.dtype, order="C")
-            self._grad = _wrap(grad)
-        else:
-            self._grad._data += grad
+        try:
+            if grad.shape != self._data.shape:
+                grad = np.broadcast_to(grad, self._data.shape)
+            if self._grad is None:
+                if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                        and grad.flags.writeable):
+                    grad = np.array(grad, dtype=self._data.dtype, order="C")
+                self._grad = _wrap(grad)
+            else:
+                self._grad._data += grad
+        except ValueError:  # the tensor's .data was replaced by one of another shape
+            raise RuntimeError(
+                f"The size of the gradient {list(grad.shape)} does not match the tensor "
+                f"{list(self.shape)}" + ("" if self._grad is None else
+                                         f" or its .grad {list(self._grad.shape)}") +
+                ": its .data was replaced by data of another shape after the forward pass "
+                "or after .grad was made. Run the forward pass again, and set .grad = None "
+                "when the shape changes.") from None
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to every leaf that requires grad
@@ -414,7 +423,19 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        """``x.data = t``: x now holds t's memory (shared, any shape), and stays in the graph
+        as it was. A graph recorded before that saved x's old values refuses backward, as
+        after an in-place change (PyTorch would use the new values there)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type(value).__name__} (wrap it: minigrad.tensor(...))")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               f"point or complex dtype, not {value.dtype}: convert it first "
+                               "(t.float())")
+        if value._data is not self._data:
+            mark_changed_in_place(self._data)
+            self._data = value._data
 
     # ----------------------------------------------------------------- basic properties
 

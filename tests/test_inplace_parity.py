@@ -9,6 +9,7 @@ the leaf and, where PyTorch refuses (``int_tensor += 1.5``), on the exception ty
 the tensor being left as it was.
 """
 
+import numpy as np
 import pytest
 
 import minigrad as mg
@@ -31,7 +32,11 @@ SOURCES = {
     "divided": (lambda lib, x: x / 4, 3.0, True),
     "squared": (lambda lib, x: x ** 2, 3.0, True),
     "negated": (lambda lib, x: -x, 2.0, True),
-    "exp": (lambda lib, x: x.exp(), 0.5, True),
+    "exp": (lambda lib, x: x.exp(), 0.5, True),  # these four save their result
+    "sigmoid": (lambda lib, x: x.sigmoid(), 0.5, True),
+    "tanh": (lambda lib, x: x.tanh(), -0.5, True),
+    "sqrt": (lambda lib, x: x.sqrt(), 2.0, True),
+    "std": (lambda lib, x: x.std(), [1.0, 2.0, 3.0], True),
     "dot": (lambda lib, x: x @ lib.tensor([3.0, -1.0]), [1.0, 2.0], True),
     "mse_loss": (lambda lib, x: lib.nn.functional.mse_loss(x, lib.zeros(2)), [1.0, 2.0], True),
     "index": (lambda lib, x: x[0], [1.5, 2.0], False),
@@ -83,8 +88,14 @@ def _dtype(t):
     return str(t.dtype).split(".")[-1]
 
 
+def _numbers(values):
+    """Values to compare: rounded (tanh and std differ in the last bit between numpy and
+    PyTorch), as text so that nan equals nan."""
+    return repr(np.round(np.asarray(values, dtype=float), 5).tolist())
+
+
 def _state(t):
-    return (repr(t.tolist()), _dtype(t), tuple(t.shape))  # repr: nan equals nan
+    return (_numbers(t.tolist()), _dtype(t), tuple(t.shape))
 
 
 def _node_name(node):
@@ -104,7 +115,7 @@ def _run(lib, source, method, grad):
                      _node_name(t.grad_fn) if t.grad_fn is not None else None))
         if grad:
             (t * 2).backward()
-            seen.append(("grad", x.grad.tolist() if x.grad is not None else None))
+            seen.append(("grad", _numbers(x.grad.tolist()) if x.grad is not None else None))
     except Exception as error:  # the type is compared with PyTorch's, and t must be unchanged
         seen.append(("raised", type(error).__name__, _state(t)))
     return seen
@@ -119,7 +130,6 @@ def test_in_place_on_a_0_dim_result_matches_pytorch(source, method, grad, torch)
 
 def test_in_place_on_a_0_dim_result_gives_an_array_that_numpy_changes():
     """The storage of a 0-dim result is a 0-dim ndarray, never a numpy scalar."""
-    import numpy as np
     x = mg.tensor([1.0, 2.0])
     for t in (x.sum(), x.mean(), x.max(), mg.tensor(2.0) * 1, x @ x, (x == 1).sum()):
         assert type(t._data) is np.ndarray and t._data.shape == ()
@@ -214,3 +224,72 @@ def _fill_with_a_tensor(lib):
 
 def test_fill_with_a_0_dim_tensor_gives_it_the_gradient(torch):
     assert _fill_with_a_tensor(mg) == _fill_with_a_tensor(torch)
+
+
+def _train_after_replacing_data(lib):
+    """``p.data = ...`` between steps, as older tutorials do (and vector_to_parameters)."""
+    lib.manual_seed(0)
+    lin = lib.nn.Linear(3, 2)
+    lin.weight.data = lib.ones(2, 3)
+    lin.bias.data = lib.tensor([0.5, -0.5])
+    opt = lib.optim.SGD(lin.parameters(), lr=0.1, momentum=0.9)
+    x = lib.tensor([[1.0, 2.0, 3.0]])
+    for _ in range(2):
+        opt.zero_grad()
+        lin(x).pow(2).sum().backward()
+        opt.step()
+        lin.weight.data = lin.weight.data * 0.5
+    scalar = lib.nn.Parameter(lib.tensor(2.0))
+    scalar.data = lib.tensor(3.0) * 1  # a 0-dim result as the new storage
+    (scalar * scalar).backward()
+    with lib.no_grad():
+        scalar -= 0.25 * scalar.grad
+    return [_numbers(lin.weight.tolist()), _numbers(lin.bias.tolist()),
+            _numbers(lin.weight.grad.tolist()), _state(scalar), _state(scalar.grad)]
+
+
+def test_training_after_replacing_data_matches_pytorch(torch):
+    assert _train_after_replacing_data(mg) == _train_after_replacing_data(torch)
+
+
+def _replace_data(lib, case):
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    try:
+        if case == "another shape":
+            w.data = lib.tensor([10.0, 20.0])
+        elif case == "another float dtype":
+            w.data = lib.tensor([10.0, 20.0, 30.0], dtype=lib.float64)
+        elif case == "shared memory":
+            new = lib.tensor([10.0, 20.0, 30.0])
+            w.data = new
+            new.add_(1)
+        elif case == "integers":
+            w.data = lib.tensor([1, 2, 3])
+        elif case == "a list":
+            w.data = [1.0, 2.0, 3.0]
+        elif case == "another shape once .grad exists":
+            (w * w).sum().backward()
+            w.data = lib.tensor([10.0, 20.0])
+        (w * w).sum().backward()
+        return _state(w), _state(w.grad), w.is_leaf, w.requires_grad
+    except Exception as error:
+        return type(error).__name__, _state(w)
+
+
+@pytest.mark.parametrize("case", ["another shape", "another float dtype", "shared memory",
+                                  "integers", "a list", "another shape once .grad exists"])
+def test_replacing_data_then_forward_and_backward_matches_pytorch(case, torch):
+    assert _replace_data(mg, case) == _replace_data(torch, case)
+
+
+def test_replacing_data_under_a_recorded_graph_refuses_its_backward():
+    """PyTorch's saved leaf sees the new values; minigrad saved the old array, so it refuses
+    (as after an in-place change) instead of giving a gradient of the old values."""
+    w = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (w * w).sum()
+    w.data = mg.tensor([10.0, 20.0, 30.0])
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*x\.data = "):
+        loss.backward()
+    assert w.grad is None
+    (w * w).sum().backward()  # a forward pass after the change is fine
+    assert w.grad.tolist() == [20.0, 40.0, 60.0]
