@@ -139,11 +139,13 @@ class _InPlace:
     a node notes the time it was made, so backward can tell whether an array the node saved
     was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)
 
-    ``changed`` maps the id of the array that owns the memory to ``(time of its last change,
-    weak reference to that array)``; the entry goes when the array dies, so the record holds
-    only arrays that still exist (a saved array keeps its memory's owner alive)."""
+    ``changed`` maps the id of the array that owns the memory to the time of its last
+    change. ``watched`` holds a weak reference to each such array, whose callback removes
+    both entries when the array dies: the record holds only arrays that still exist (a
+    saved array keeps its memory's owner alive), however many tensors a program changes."""
     clock = 0
     changed = {}
+    watched = {}
 
 
 def _memory_of(array):
@@ -151,14 +153,22 @@ def _memory_of(array):
     (numpy points a view of a view to the first array; an array made on a foreign buffer,
     np.frombuffer, has that buffer as base: its views then stop at the array)."""
     base = array.base
+    if base is None:
+        return array
     while type(base) is np.ndarray:
         array, base = base, base.base
     return array
 
 
-def _forget(key):
-    """The callback that removes a dead array's entry (its id may be reused afterwards)."""
-    return lambda ref: _InPlace.changed.pop(key, None)
+def _watch(owner, key):
+    """Remove ``owner``'s entries when it dies (its id may then be reused by a new array)."""
+    def forget(ref):
+        _InPlace.changed.pop(key, None)
+        _InPlace.watched.pop(key, None)
+    try:
+        _InPlace.watched[key] = weakref.ref(owner, forget)
+    except TypeError:  # no weak references (not for ndarrays): kept alive, so its id stays
+        _InPlace.watched[key] = owner
 
 
 def mark_changed_in_place(array):
@@ -166,15 +176,9 @@ def mark_changed_in_place(array):
     _InPlace.clock += 1
     owner = _memory_of(array)
     key = id(owner)
-    entry = _InPlace.changed.get(key)
-    if entry is not None and entry[1]() is owner:
-        _InPlace.changed[key] = (_InPlace.clock, entry[1])
-        return
-    try:
-        ref = weakref.ref(owner, _forget(key))
-    except TypeError:  # memory owned by an object without weak references (bytes): kept
-        ref = lambda owner=owner: owner  # noqa: E731 - a strong "reference", never cleared
-    _InPlace.changed[key] = (_InPlace.clock, ref)
+    if key not in _InPlace.watched:
+        _watch(owner, key)
+    _InPlace.changed[key] = _InPlace.clock
 
 
 def note_viewed(node, array, view):
@@ -193,8 +197,7 @@ def _check_saved_unchanged(node):
     for item in node.saved if viewed is None else (*node.saved, viewed):
         array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)
         if isinstance(array, np.ndarray):
-            entry = _InPlace.changed.get(id(_memory_of(array)))
-            if entry is not None and entry[0] > node.made_at:
+            if _InPlace.changed.get(id(_memory_of(array)), -1) > node.made_at:
                 raise RuntimeError(CHANGED_MESSAGE.format(
                     shape=list(array.shape), dtype=array.dtype, node=node.name(),
                     kept="viewed" if item is viewed else "saved"))

@@ -20,6 +20,7 @@ from .graph import (AccumulateGrad, _GradMode, backward as _run_backward, mark_c
                     note_viewed)
 
 _new = object.__new__
+_ndarray = np.ndarray
 _Number = (int, float, bool, np.number, np.bool_)
 
 
@@ -98,7 +99,12 @@ def _wrap(data, grad_fn=None):
     scalar (``np.float32(2.0)``) for ``a * b`` or ``a.sum()`` on 0-dim arrays, and a scalar
     has no memory to change in place (``zero_``, ``+=``, ``copy_``, ``optimizer.step()``)."""
     t = _new(Tensor)
-    t._data = data if type(data) is np.ndarray else np.asarray(data)
+    if type(data) is not _ndarray:
+        try:
+            data = data.__array__()  # a numpy scalar: its 0-dim array, the fastest way
+        except AttributeError:
+            data = np.asarray(data)
+    t._data = data
     t._grad_fn = grad_fn
     t._requires_grad = grad_fn is not None
     t._grad = None
@@ -178,6 +184,12 @@ def _cannot_hold(other, t):
     return RuntimeError(f"result type {_KIND_NAMES[_kind(other)]} can't be cast to the "
                         f"desired output type {t.dtype}: work on a converted copy "
                         f"(t = t.float() + ...) instead of in place")
+
+
+def _true_divide(a, b, out, casting):
+    """``np.true_divide`` in place, silent about x/0 and 0/0 (inf and nan, as in PyTorch)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b, out=out, casting=casting)
 
 
 def _mean(a, axis, keepdims):
@@ -1558,13 +1570,12 @@ class Tensor:
 
     # ----------------------------------------------------------------- in-place updates
 
-    def _check_inplace(self, other=None, other2=None):
+    def _check_inplace(self, other=None):
         """True when the update must be recorded in the graph. Raises for a leaf that
         requires grad (PyTorch's rule: nothing changes, and the error says what to do) and
         for a view, whose change minigrad could not record in the tensor it views."""
         t = other if isinstance(other, Tensor) else None
-        t2 = other2 if isinstance(other2, Tensor) else None
-        if not _needs_grad(self, t, t2):
+        if not _needs_grad(self, t):
             return False
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
@@ -1595,11 +1606,7 @@ class Tensor:
             return self._record_in_place(lambda before: out_of_place(before, other))
         b = other._data if isinstance(other, Tensor) else other
         try:
-            if ufunc is np.true_divide:
-                with np.errstate(divide="ignore", invalid="ignore"):  # inf, nan: as PyTorch
-                    ufunc(self._data, b, out=self._data, casting="same_kind")
-            else:
-                ufunc(self._data, b, out=self._data, casting="same_kind")
+            ufunc(self._data, b, out=self._data, casting="same_kind")
         except ValueError:
             try:
                 shape = np.broadcast_shapes(self._data.shape, np.shape(b))
@@ -1609,7 +1616,7 @@ class Tensor:
                                f"broadcast shape {list(shape)} in {name}") from None
         except TypeError:
             # numpy's "same_kind" refuses int64 -> uint8 too, which PyTorch allows
-            result = b if ufunc is not np.true_divide or _kind(b) in "fc" else 1.0
+            result = b if ufunc is not _true_divide or _kind(b) in "fc" else 1.0
             if not _can_hold(self._data.dtype, result):  # 1.0: int / int is a float
                 raise _cannot_hold(result, self) from None
             ufunc(self._data, b, out=self._data, casting="unsafe")
@@ -1626,7 +1633,7 @@ class Tensor:
         return self._inplace(other, np.multiply, Tensor.__mul__, "*=")
 
     def __itruediv__(self, other):
-        return self._inplace(other, np.true_divide, Tensor.__truediv__, "/=")
+        return self._inplace(other, _true_divide, Tensor.__truediv__, "/=")
 
     def add_(self, other, alpha=1):
         return self.__iadd__(other * alpha if alpha != 1 else other)
@@ -1641,12 +1648,12 @@ class Tensor:
         return self.__itruediv__(other)
 
     def addcmul_(self, tensor1, tensor2, value=1):
-        if self._check_inplace(tensor1, tensor2):
+        if self._check_inplace(tensor1) or self._check_inplace(tensor2):
             return self._record_in_place(lambda before: before.addcmul(tensor1, tensor2, value))
         return self.__iadd__(tensor1 * tensor2 * value)
 
     def addcdiv_(self, tensor1, tensor2, value=1):
-        if self._check_inplace(tensor1, tensor2):
+        if self._check_inplace(tensor1) or self._check_inplace(tensor2):
             return self._record_in_place(lambda before: before.addcdiv(tensor1, tensor2, value))
         return self.__iadd__(tensor1 / tensor2 * value)
 
