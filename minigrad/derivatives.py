@@ -777,7 +777,7 @@ class IndexPutBackward0(Node):
     def apply(self, grad):
         grad_self = grad_value = None
         if self.inputs[0] is not None:
-            grad_self = grad.copy()
+            grad_self = np.array(grad)  # a copy, and an array when grad is 0-dim
             grad_self[self.key] = 0
         if self.inputs[1] is not None:
             grad_value = unbroadcast(grad[self.key], self.value_shape)

@@ -160,15 +160,26 @@ def _memory_of(array):
     return array
 
 
+class _Watch(weakref.ref):
+    """A weak reference to an array whose changes are recorded, under the id it is kept by."""
+    __slots__ = ("key",)
+
+
+def _forget(ref):
+    """The array died: drop its entries (its id may now be reused by a new array)."""
+    _InPlace.changed.pop(ref.key, None)
+    _InPlace.watched.pop(ref.key, None)
+
+
 def _watch(owner, key):
-    """Remove ``owner``'s entries when it dies (its id may then be reused by a new array)."""
-    def forget(ref):
-        _InPlace.changed.pop(key, None)
-        _InPlace.watched.pop(key, None)
+    """Remove ``owner``'s entries when it dies."""
     try:
-        _InPlace.watched[key] = weakref.ref(owner, forget)
+        ref = _Watch(owner, _forget)
     except TypeError:  # no weak references (not for ndarrays): kept alive, so its id stays
         _InPlace.watched[key] = owner
+        return
+    ref.key = key
+    _InPlace.watched[key] = ref
 
 
 def mark_changed_in_place(array):

@@ -272,7 +272,7 @@ class Tensor:
 
     def _init_leaf(self, data, requires_grad):
         """Make this object a leaf holding ``data`` (shared, not copied)."""
-        self._data = data if type(data) is np.ndarray else np.asarray(data)
+        self._data = data if type(data) is _ndarray else np.asarray(data)
         self._grad_fn = None
         self._requires_grad = False
         self._grad = None
@@ -948,7 +948,7 @@ class Tensor:
 
     def _unary(self, value, node_cls, saved):
         if _needs_grad(self):
-            if type(value) is not np.ndarray:
+            if type(value) is not _ndarray:
                 # A numpy scalar (the input is 0-dim): a node that saves the result must hold
                 # the result's own storage, so that a change of it in place is noticed.
                 scalar, value = value, np.asarray(value)
@@ -1615,9 +1615,10 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(shape)} in {name}") from None
         except TypeError:
-            # numpy's "same_kind" refuses int64 -> uint8 too, which PyTorch allows
+            # numpy's "same_kind" refused; PyTorch's rule decides (it allows int64 -> uint8).
+            # The result of a true division is a float even for two integers.
             result = b if ufunc is not _true_divide or _kind(b) in "fc" else 1.0
-            if not _can_hold(self._data.dtype, result):  # 1.0: int / int is a float
+            if not _can_hold(self._data.dtype, result):
                 raise _cannot_hold(result, self) from None
             ufunc(self._data, b, out=self._data, casting="unsafe")
         mark_changed_in_place(self._data)
@@ -1662,11 +1663,9 @@ class Tensor:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         low = min.item() if isinstance(min, Tensor) else min
         high = max.item() if isinstance(max, Tensor) else max
-        kind = self._data.dtype.kind
         for bound in (low, high):
-            if kind == "b" and bound is not None or \
-                    kind in "iu" and isinstance(bound, float):
-                raise _cannot_hold(bound, self)
+            if bound is not None and not _can_hold(self._data.dtype, bound):
+                raise _cannot_hold(bound, self)  # int_tensor.clamp_(min=0.5)
         if self._check_inplace():
             return self._record_in_place(lambda before: before.clamp(low, high))
         np.clip(self._data, low, high, out=self._data)

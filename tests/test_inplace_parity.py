@@ -293,3 +293,17 @@ def test_replacing_data_under_a_recorded_graph_refuses_its_backward():
     assert w.grad is None
     (w * w).sum().backward()  # a forward pass after the change is fine
     assert w.grad.tolist() == [20.0, 40.0, 60.0]
+
+
+def _assign_into_a_0_dim_result(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = lib.tensor(4.0, requires_grad=True)
+    t = x.sum()
+    t[...] = v * 2
+    (t * 3).backward()
+    return _state(t), _numbers(x.grad.tolist()), _numbers(v.grad.tolist())
+
+
+def test_assigning_into_a_0_dim_result_then_backward_matches_pytorch(torch):
+    """The gradient that reaches the assignment is 0-dim (a numpy scalar on numpy's side)."""
+    assert _assign_into_a_0_dim_result(mg) == _assign_into_a_0_dim_result(torch)
