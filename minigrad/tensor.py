@@ -951,8 +951,8 @@ class Tensor:
             if type(value) is not _ndarray:
                 # A numpy scalar (the input is 0-dim): a node that saves the result must hold
                 # the result's own storage, so that a change of it in place is noticed.
-                scalar, value = value, np.asarray(value)
-                saved = tuple(value if s is scalar else s for s in saved)
+                scalar, value = value, value.__array__()
+                saved = tuple([value if s is scalar else s for s in saved])
             return _wrap(value, node_cls((_edge(self),), saved))
         return _wrap(value)
 
