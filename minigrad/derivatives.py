@@ -475,6 +475,69 @@ class FillBackward0(Node):
 ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
 # sign is flat wherever it has a slope at all: its gradient is 0 (PyTorch records it too)
 SignBackward0 = type("SignBackward0", (FillBackward0,), {"__slots__": ()})
+# PyTorch's name for t.fill_(number); FillBackward0 is the out-of-place torch.fill's.
+FillBackward2 = type("FillBackward2", (FillBackward0,), {"__slots__": ()})
+
+
+class FillBackward3(Node):
+    """t.fill_(value) with a 0-dim tensor ``value``: t's old values get gradient 0 and
+    ``value``, which is now in every element, the sum of the gradient."""
+    __slots__ = ("dtype",)
+
+    def __init__(self, inputs, dtype):
+        super().__init__(inputs)
+        self.dtype = dtype
+
+    def apply(self, grad):
+        grad_value = None
+        if self.inputs[1] is not None:
+            grad_value = np.asarray(grad.sum(), dtype=self.dtype)
+        return np.zeros_like(grad), grad_value
+
+
+class AddcmulBackward0(Node):
+    """``t + value * t1 * t2`` (``addcmul``, and ``addcmul_`` in place)."""
+    __slots__ = ("value", "shapes")
+
+    def __init__(self, inputs, t1, t2, value, shapes):
+        super().__init__(inputs, (t1, t2))
+        self.value, self.shapes = value, shapes
+
+    def apply(self, grad):
+        t1, t2 = self.saved_arrays()
+        s, a, b = self.inputs
+        return (unbroadcast(grad, self.shapes[0]) if s is not None else None,
+                unbroadcast(grad * t2 * self.value, self.shapes[1]) if a is not None else None,
+                unbroadcast(grad * t1 * self.value, self.shapes[2]) if b is not None else None)
+
+
+class AddcdivBackward0(AddcmulBackward0):
+    """``t + value * t1 / t2`` (``addcdiv``, and ``addcdiv_`` in place)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        t1, t2 = self.saved_arrays()
+        s, a, b = self.inputs
+        scaled = grad * self.value / t2
+        return (unbroadcast(grad, self.shapes[0]) if s is not None else None,
+                unbroadcast(scaled, self.shapes[1]) if a is not None else None,
+                unbroadcast(-scaled * t1 / t2, self.shapes[2]) if b is not None else None)
+
+
+class CopyBackwards(Node):
+    """t.copy_(src): t's old values get gradient 0; ``src`` gets the gradient, summed over
+    the dims it was broadcast along, in its own dtype."""
+    __slots__ = ("src_shape", "src_dtype")
+
+    def __init__(self, inputs, src_shape, src_dtype):
+        super().__init__(inputs)
+        self.src_shape, self.src_dtype = src_shape, src_dtype
+
+    def apply(self, grad):
+        grad_src = None
+        if self.inputs[1] is not None:
+            grad_src = unbroadcast(grad, self.src_shape).astype(self.src_dtype, copy=False)
+        return np.zeros_like(grad), grad_src
 
 
 # ------------------------------------------------------------------ reductions
@@ -913,7 +976,7 @@ class IndexPutBackward0(Node):
         self.saved_arrays()  # refuses once freed, as PyTorch does
         grad_self = grad_value = None
         if self.inputs[0] is not None:
-            grad_self = grad.copy()
+            grad_self = np.array(grad)  # a copy, and an array when grad is 0-dim
             (grad_self if self.first is None else grad_self[self.first])[self.key] = 0
         if self.inputs[1] is not None:
             part = (grad if self.first is None else grad[self.first])[self.key]

@@ -145,9 +145,9 @@ FREED_MESSAGE = (
 CHANGED_MESSAGE = (
     "one of the variables needed for gradient computation has been modified by an inplace "
     "operation: an array of shape {shape} ({dtype}) that {node} {kept} in the forward pass was "
-    "changed in place afterwards (by x.add_(...), x[...] = ..., optimizer.step(), ...), so its "
-    "gradient would be wrong. Run the forward pass again after the change, or change a copy "
-    "(x = x.clone()) and leave the original as it was."
+    "changed in place afterwards (by x.add_(...), x[...] = ..., optimizer.step(), "
+    "x.data = ...), so its gradient would be wrong. Run the forward pass again after the "
+    "change, or change a copy (x = x.clone()) and leave the original as it was."
 )
 
 
@@ -156,20 +156,59 @@ CHANGED_MESSAGE = (
 class _InPlace:
     """A clock of in-place changes. Each change ticks it and stamps the memory it changed;
     a node notes the time it was made, so backward can tell whether an array the node saved
-    was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)"""
+    was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)
+
+    ``changed`` maps the id of the array that owns the memory to the time of its last
+    change. ``watched`` holds a weak reference to each such array, whose callback removes
+    both entries when the array dies: the record holds only arrays that still exist (a
+    saved array keeps its memory's owner alive), however many tensors a program changes."""
     clock = 0
-    changed = {}  # id of the array that owns the memory -> clock time of its last change
+    changed = {}
+    watched = {}
 
 
 def _memory_of(array):
-    """The array that owns ``array``'s memory: the array itself, or the base of a view."""
-    return array if array.base is None else array.base
+    """The array that stands for ``array``'s memory: the array itself, or the base of a view
+    (numpy points a view of a view to the first array; an array made on a foreign buffer,
+    np.frombuffer, has that buffer as base: its views then stop at the array)."""
+    base = array.base
+    if base is None:
+        return array
+    while type(base) is np.ndarray:
+        array, base = base, base.base
+    return array
+
+
+class _Watch(weakref.ref):
+    """A weak reference to an array whose changes are recorded, under the id it is kept by."""
+    __slots__ = ("key",)
+
+
+def _forget(ref):
+    """The array died: drop its entries (its id may now be reused by a new array)."""
+    _InPlace.changed.pop(ref.key, None)
+    _InPlace.watched.pop(ref.key, None)
+
+
+def _watch(owner, key):
+    """Remove ``owner``'s entries when it dies."""
+    try:
+        ref = _Watch(owner, _forget)
+    except TypeError:  # no weak references (not for ndarrays): kept alive, so its id stays
+        _InPlace.watched[key] = owner
+        return
+    ref.key = key
+    _InPlace.watched[key] = ref
 
 
 def mark_changed_in_place(array):
     """Note that ``array``'s memory (and so every view of it) was just changed in place."""
     _InPlace.clock += 1
-    _InPlace.changed[id(_memory_of(array))] = _InPlace.clock
+    owner = _memory_of(array)
+    key = id(owner)
+    if key not in _InPlace.watched:
+        _watch(owner, key)
+    _InPlace.changed[key] = _InPlace.clock
 
 
 def note_viewed(node, array, view):

@@ -21,6 +21,7 @@ from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward 
                     mark_changed_in_place, note_viewed)
 
 _new = object.__new__
+_ndarray = np.ndarray
 _Number = (int, float, bool, np.number, np.bool_)
 
 
@@ -126,8 +127,17 @@ MinResult = namedtuple("min", ["values", "indices"])
 
 
 def _wrap(data, grad_fn=None):
-    """A new Tensor around ``data`` (an ndarray), without copying: the fast constructor."""
+    """A new Tensor around ``data`` (an ndarray), without copying: the fast constructor.
+
+    Every tensor's storage is an ndarray, a 0-dim one for a single number: numpy gives a
+    scalar (``np.float32(2.0)``) for ``a * b`` or ``a.sum()`` on 0-dim arrays, and a scalar
+    has no memory to change in place (``zero_``, ``+=``, ``copy_``, ``optimizer.step()``)."""
     t = _new(Tensor)
+    if type(data) is not _ndarray:
+        try:
+            data = data.__array__()  # a numpy scalar: its 0-dim array, the fastest way
+        except AttributeError:
+            data = np.asarray(data)
     t._data = data
     t._grad_fn = grad_fn
     t._requires_grad = grad_fn is not None
@@ -255,6 +265,40 @@ def _bound_as_number(bound):
                         f"{' that requires grad' if bound._requires_grad else ''} of shape "
                         f"{list(bound.shape)}. Make the number a tensor too.")
     return bound.item()
+
+
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_KIND_NAMES = {"b": "Bool", "u": "Long", "i": "Long", "f": "Float", "c": "ComplexFloat"}
+
+
+def _kind(value):
+    """The numpy kind of an operand: an array, a Tensor or a Python number."""
+    if isinstance(value, Tensor):
+        value = value._data
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind
+    return "b" if isinstance(value, bool) else "i" if isinstance(value, numbers.Integral) \
+        else "f" if isinstance(value, numbers.Real) else "c"
+
+
+def _can_hold(dtype, other):
+    """PyTorch's rule for an in-place result: a tensor holds any result of its own kind or a
+    lower one (float32 += float64 and uint8 += int64 are fine), never a higher one
+    (int_tensor += 1.5, bool_tensor += 1)."""
+    return _KIND_ORDER[_kind(other)] <= _KIND_ORDER[dtype.kind]
+
+
+def _cannot_hold(other, t):
+    """PyTorch's error when an in-place op's result (of ``other``'s kind) does not fit ``t``."""
+    return RuntimeError(f"result type {_KIND_NAMES[_kind(other)]} can't be cast to the "
+                        f"desired output type {t.dtype}: work on a converted copy "
+                        f"(t = t.float() + ...) instead of in place")
+
+
+def _true_divide(a, b, out, casting):
+    """``np.true_divide`` in place, silent about x/0 and 0/0 (inf and nan, as in PyTorch)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b, out=out, casting=casting)
 
 
 def _mean(a, axis, keepdims):
@@ -572,7 +616,7 @@ class Tensor:
 
     def _init_leaf(self, data, requires_grad):
         """Make this object a leaf holding ``data`` (shared, not copied)."""
-        self._data = data
+        self._data = data if type(data) is _ndarray else np.asarray(data)
         self._grad_fn = None
         self._requires_grad = False
         self._grad = None
@@ -660,15 +704,24 @@ class Tensor:
         """``self.grad += grad`` (what AccumulateGrad does): the first gradient is stored,
         later ones are added in place, so gradients add up until someone zeroes them. The
         first is copied unless the engine says nothing else refers to it (``owned``)."""
-        if grad.shape != self._data.shape:
-            grad = np.broadcast_to(grad, self._data.shape)
-        if self._grad is None:
-            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
-                    and grad.flags.writeable):
-                grad = np.array(grad, dtype=self._data.dtype, order="C")
-            self._grad = _wrap(grad)
-        else:
-            self._grad._data += grad
+        try:
+            if grad.shape != self._data.shape:
+                grad = np.broadcast_to(grad, self._data.shape)
+            if self._grad is None:
+                if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                        and grad.flags.writeable):
+                    grad = np.array(grad, dtype=self._data.dtype, order="C")
+                self._grad = _wrap(grad)
+            else:
+                self._grad._data += grad
+        except ValueError:  # the tensor's .data was replaced by one of another shape
+            raise RuntimeError(
+                f"The size of the gradient {list(grad.shape)} does not match the tensor "
+                f"{list(self.shape)}" + ("" if self._grad is None else
+                                         f" or its .grad {list(self._grad.shape)}") +
+                ": its .data was replaced by data of another shape after the forward pass "
+                "or after .grad was made. Run the forward pass again, and set .grad = None "
+                "when the shape changes.") from None
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to every leaf that requires grad
@@ -726,7 +779,19 @@ class Tensor:
 
     @data.setter
     def data(self, value):
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        """``x.data = t``: x now holds t's memory (shared, any shape), and stays in the graph
+        as it was. A graph recorded before that saved x's old values refuses backward, as
+        after an in-place change (PyTorch would use the new values there)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type(value).__name__} (wrap it: minigrad.tensor(...))")
+        if self._requires_grad and value._data.dtype.kind not in "fc":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               f"point or complex dtype, not {value.dtype}: convert it first "
+                               "(t.float())")
+        if value._data is not self._data:
+            mark_changed_in_place(self._data)
+            self._data = value._data
 
     # ----------------------------------------------------------------- basic properties
 
@@ -1283,6 +1348,11 @@ class Tensor:
 
     def _unary(self, value, node_cls, saved):
         if _needs_grad(self):
+            if type(value) is not _ndarray:
+                # A numpy scalar (the input is 0-dim): a node that saves the result must hold
+                # the result's own storage, so that a change of it in place is noticed.
+                scalar, value = value, value.__array__()
+                saved = tuple([value if s is scalar else s for s in saved])
             return _wrap(value, node_cls((_edge(self),), saved))
         return _wrap(value)
 
@@ -1333,6 +1403,8 @@ class Tensor:
 
     def relu_(self):
         """ReLU in place (``nn.ReLU(inplace=True)``): the tensor itself holds the result."""
+        if self._data.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
         if self._check_inplace():
             return self._record_in_place(lambda before: before.relu())
         np.maximum(self._data, 0, out=self._data)
@@ -1436,6 +1508,14 @@ class Tensor:
 
     def maximum(self, other):
         return _pairwise(self, other, np.maximum, d.MaximumBackward0)
+
+    def addcmul(self, tensor1, tensor2, value=1):
+        """``self + value * tensor1 * tensor2``, broadcast (Adam's update, in place)."""
+        return _addc(self, tensor1, tensor2, value, np.multiply, d.AddcmulBackward0)
+
+    def addcdiv(self, tensor1, tensor2, value=1):
+        """``self + value * tensor1 / tensor2``, broadcast (Adam's update, in place)."""
+        return _addc(self, tensor1, tensor2, value, np.true_divide, d.AddcdivBackward0)
 
     def minimum(self, other):
         return _pairwise(self, other, np.minimum, d.MinimumBackward0)
@@ -2130,8 +2210,12 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(shape)} in {name}") from None
         except TypeError:
-            raise RuntimeError(f"result type of {name} with {type(other).__name__} can't be "
-                               f"cast to the desired output type {self.dtype}") from None
+            # numpy's "same_kind" refused; PyTorch's rule decides (it allows int64 -> uint8).
+            # The result of a true division is a float even for two integers.
+            result = b if ufunc is not _true_divide or _kind(b) in "fc" else 1.0
+            if not _can_hold(self._data.dtype, result):
+                raise _cannot_hold(result, self) from None
+            ufunc(self._data, b, out=self._data, casting="unsafe")
         mark_changed_in_place(self._data)
         return self
 
@@ -2145,7 +2229,7 @@ class Tensor:
         return self._inplace(other, np.multiply, Tensor.__mul__, "*=")
 
     def __itruediv__(self, other):
-        return self._inplace(other, np.true_divide, Tensor.__truediv__, "/=")
+        return self._inplace(other, _true_divide, Tensor.__truediv__, "/=")
 
     def add_(self, other, alpha=1):
         return self.__iadd__(other * alpha if alpha != 1 else other)
@@ -2160,45 +2244,79 @@ class Tensor:
         return self.__itruediv__(other)
 
     def addcmul_(self, tensor1, tensor2, value=1):
+        if self._check_inplace(tensor1) or self._check_inplace(tensor2):
+            return self._record_in_place(lambda before: before.addcmul(tensor1, tensor2, value))
         return self.__iadd__(tensor1 * tensor2 * value)
 
     def addcdiv_(self, tensor1, tensor2, value=1):
+        if self._check_inplace(tensor1) or self._check_inplace(tensor2):
+            return self._record_in_place(lambda before: before.addcdiv(tensor1, tensor2, value))
         return self.__iadd__(tensor1 / tensor2 * value)
 
     def clamp_(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        low = min.item() if isinstance(min, Tensor) else min
+        high = max.item() if isinstance(max, Tensor) else max
+        for bound in (low, high):
+            if bound is not None and not _can_hold(self._data.dtype, bound):
+                raise _cannot_hold(bound, self)  # int_tensor.clamp_(min=0.5)
         if self._check_inplace():
-            return self._record_in_place(lambda before: before.clamp(min, max))
-        np.clip(self._data, min, max, out=self._data)
+            return self._record_in_place(lambda before: before.clamp(low, high))
+        np.clip(self._data, low, high, out=self._data)
         mark_changed_in_place(self._data)
         return self
 
     def zero_(self):
         """Set every element to 0 in place (``x.grad.zero_()`` in chapter 4)."""
-        return self.fill_(0)
-
-    def fill_(self, value):
-        if isinstance(value, Tensor):
-            value = value.item()
         recorded = self._check_inplace()
-        if recorded and self._data.base is not None:
-            return self._record_in_place(lambda before: _wrap(np.full_like(before._data, value)))
-        if recorded:
-            node = (d.ZeroBackward0 if value == 0 else d.FillBackward0)((_edge(self),))
-        self._data.fill(value)
+        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+            return self._record_in_place(lambda before: _wrap(np.zeros_like(before._data)))
+        self._data.fill(0)
         mark_changed_in_place(self._data)
         if recorded:
-            self._set_grad_fn(node)
+            self._set_grad_fn(d.ZeroBackward0((_edge(self),)))
+        return self
+
+    def fill_(self, value):
+        """Set every element to ``value`` in place: a number, or a 0-dim tensor, which then
+        gets a gradient too (the sum of the gradient of every element)."""
+        value_tensor = value if isinstance(value, Tensor) else None
+        if value_tensor is not None:
+            if value_tensor.ndim != 0:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value_tensor.ndim} dimensions.")
+            value = value_tensor.item()
+        recorded = self._check_inplace(value_tensor)
+        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+            return self._record_in_place(
+                lambda before: _wrap(np.full_like(before._data, value)) if value_tensor is None
+                else value_tensor.to(self.dtype).expand(self.shape) * 1)
+        self._data.fill(_number_as(value, self._data.dtype))
+        mark_changed_in_place(self._data)
+        if recorded:
+            if value_tensor is None:
+                self._set_grad_fn(d.FillBackward2((_edge(self),)))
+            else:
+                self._set_grad_fn(d.FillBackward3(_edges(self, value_tensor),
+                                                  value_tensor._data.dtype))
         return self
 
     def copy_(self, src):
+        """Copy ``src``'s values into this tensor (broadcast to its shape, converted to its
+        dtype). In the graph, ``src`` gets the gradient and the old values none."""
         src_t = src if isinstance(src, Tensor) else tensor_from(src)
-        if self._check_inplace(src_t):
+        recorded = self._check_inplace(src_t)
+        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(lambda _: src_t.expand(self.shape).to(self.dtype) * 1)
         try:
             np.copyto(self._data, src_t._data, casting="unsafe")
         except ValueError:
             raise _broadcast_error(self._data, src_t._data, "copy_") from None
         mark_changed_in_place(self._data)
+        if recorded:
+            self._set_grad_fn(d.CopyBackwards(_edges(self, src_t), src_t._data.shape,
+                                              src_t._data.dtype))
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
@@ -2326,6 +2444,23 @@ def _flat(data):
             yield from _flat(x)
         else:
             yield x
+
+
+def _addc(t, t1, t2, value, combine, node_cls):
+    """``t + value * combine(t1, t2)``: addcmul and addcdiv."""
+    a, b, c = t._data, t1._data, t2._data
+    if combine is np.true_divide and b.dtype.kind in "biu" and c.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported: make "
+                           "tensor1 or tensor2 a float tensor (tensor1.float())")
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = _wrap(a + value * combine(b, c))
+    except ValueError:
+        raise _broadcast_error(a, np.broadcast(b, c), node_cls.__name__[:7].lower()) from None
+    if _needs_grad(t, t1, t2):
+        out._set_grad_fn(node_cls((_edge(t), _edge(t1), _edge(t2)), b, c, value,
+                                  (a.shape, b.shape, c.shape)))
+    return out
 
 
 def _pairwise(a, b, fn, node_cls):

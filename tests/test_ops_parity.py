@@ -58,6 +58,14 @@ case("masked_fill_tensor_value", [normal(3, 4), normal()],
      lambda lib, a, v: a.masked_fill(a < 0, v))
 case("masked_fill_in_place", [normal(3, 4)],
      lambda lib, a: (a * 1).masked_fill_(a > 0, 0.5) * a)
+case("addcmul", [normal(3), normal(2, 1), normal(3)],
+     lambda lib, a, b, c: a.addcmul(b, c, value=0.5))
+case("addcdiv", [normal(3), normal(2, 1), positive(3)],
+     lambda lib, a, b, c: a.addcdiv(b, c, value=-2))
+case("addcmul_in_place", [normal(3), normal(3), normal(3)],
+     lambda lib, a, b, c: (a * 1).addcmul_(b, c) * a)
+case("addcdiv_in_place", [normal(2, 3), normal(3), positive(2, 1)],
+     lambda lib, a, b, c: (a * 2).addcdiv_(b, c.expand(2, 3), value=3) * a)
 
 case("amax_all", [distinct(3, 4)], lambda lib, a: a.amax())
 case("amax_dims", [distinct(2, 3, 4)], lambda lib, a: a.amax((0, -1)))
