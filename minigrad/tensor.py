@@ -704,24 +704,34 @@ class Tensor:
         """``self.grad += grad`` (what AccumulateGrad does): the first gradient is stored,
         later ones are added in place, so gradients add up until someone zeroes them. The
         first is copied unless the engine says nothing else refers to it (``owned``)."""
+        if grad.shape != self._data.shape:
+            grad = self._broadcast_grad(grad)
+        if self._grad is None:
+            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                    and grad.flags.writeable):
+                grad = np.array(grad, dtype=self._data.dtype, order="C")
+            self._grad = _wrap(grad)
+        elif self._grad._data.shape == grad.shape:
+            self._grad._data += grad
+        else:
+            raise self._grad_shape_error(grad)
+
+    def _broadcast_grad(self, grad):
+        """A gradient of another shape, broadcast to this tensor's (or PyTorch's error)."""
         try:
-            if grad.shape != self._data.shape:
-                grad = np.broadcast_to(grad, self._data.shape)
-            if self._grad is None:
-                if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
-                        and grad.flags.writeable):
-                    grad = np.array(grad, dtype=self._data.dtype, order="C")
-                self._grad = _wrap(grad)
-            else:
-                self._grad._data += grad
-        except ValueError:  # the tensor's .data was replaced by one of another shape
-            raise RuntimeError(
-                f"The size of the gradient {list(grad.shape)} does not match the tensor "
-                f"{list(self.shape)}" + ("" if self._grad is None else
-                                         f" or its .grad {list(self._grad.shape)}") +
-                ": its .data was replaced by data of another shape after the forward pass "
-                "or after .grad was made. Run the forward pass again, and set .grad = None "
-                "when the shape changes.") from None
+            return np.broadcast_to(grad, self._data.shape)
+        except ValueError:
+            raise self._grad_shape_error(grad) from None
+
+    def _grad_shape_error(self, grad):
+        """The gradient no longer fits: the tensor's .data was replaced by another shape."""
+        return RuntimeError(
+            f"The size of the gradient {list(grad.shape)} does not match the tensor "
+            f"{list(self.shape)}" + ("" if self._grad is None else
+                                     f" or its .grad {list(self._grad.shape)}") +
+            ": its .data was replaced by data of another shape after the forward pass "
+            "or after .grad was made. Run the forward pass again, and set .grad = None "
+            "when the shape changes.")
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to every leaf that requires grad
