@@ -508,8 +508,10 @@ def builtin_type(error):
     return next(c for c in type(error).__mro__ if c.__module__ == "builtins")
 
 
-def difference(m, t):
-    """How minigrad's result ``m`` differs from PyTorch's ``t`` (None when they agree)."""
+def difference(m, t, tolerance="float64"):
+    """How minigrad's result ``m`` differs from PyTorch's ``t`` (None when they agree).
+    Floats are compared at the looser of their own dtype's tolerance and ``tolerance``'s
+    (a float64 result computed from float32 values carries float32 rounding)."""
     if isinstance(t, torch.Tensor):
         if not isinstance(m, mg.Tensor):
             return "type", f"minigrad gives a {type(m).__name__}, PyTorch a Tensor"
@@ -522,7 +524,7 @@ def difference(m, t):
                                      f"{t.requires_grad} in PyTorch")
         a, b = m.detach().numpy(), t.detach().numpy()
         if a.dtype.kind in "fc":
-            rtol, atol = TOLERANCE[a.dtype.name]
+            rtol, atol = max(TOLERANCE[a.dtype.name], TOLERANCE[tolerance])
             same = np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
         else:
             same = np.array_equal(a, b)
@@ -530,7 +532,7 @@ def difference(m, t):
     if isinstance(t, tuple):
         if not isinstance(m, tuple) or len(m) != len(t):
             return "type", f"minigrad gives {type(m).__name__}, PyTorch a tuple of {len(t)}"
-        return next(filter(None, map(difference, m, t)), None)
+        return next(filter(None, (difference(a, b, tolerance) for a, b in zip(m, t))), None)
     if t is None or m is None:
         return None if m is t else ("type", f"minigrad gives {m!r}, PyTorch {t!r}")
     return None if m == t or (m != m and t != t) else ("values", "values differ")
@@ -611,7 +613,7 @@ class Program:
         for i, (m, t) in enumerate(zip(self.leaves[mg], self.leaves[torch])):
             with warnings.catch_warnings():  # an in-place op may have made a leaf a non-leaf
                 warnings.simplefilter("ignore")
-                found = difference(m.grad, t.grad)
+                found = difference(m.grad, t.grad, self.tolerance())
             if found:
                 self.fail(("grad", found[0], tuple(sorted(set(self.ops)))),
                           f"the grad of leaf #{i} (counting the T(...) above from 0): {found[1]}",
@@ -633,10 +635,15 @@ class Program:
             self.fail((name, "raises", type(m).__name__, " ".join(str(m).split()[:4])),
                       f"minigrad raises {type(m).__name__}({m}), "
                       "PyTorch does not", m, t)
-        found = difference(m, t)
+        found = difference(m, t, self.tolerance())
         if found:
             self.fail((name, found[0]), found[1], m, t)
         return True
+
+    def tolerance(self):
+        """float32's tolerance once any float32 tensor took part, else float64's."""
+        made = [leaf.dtype for leaf in self.leaves[torch]] + [self.x[torch].dtype]
+        return "float32" if torch.float32 in made else "float64"
 
     def fail(self, signature, what, m, t):
         program = "\n    ".join([HEADER] + self.lines)
