@@ -660,7 +660,7 @@ def meshgrid(*tensors, indexing="ij"):
     grids = []
     for k, t in enumerate(tensors):
         shape = [1] * len(tensors)
-        shape[order.index(k)] = -1
+        shape[order.index(k)] = t.numel()
         grids.append(t.reshape(shape).expand(*sizes))
     return tuple(grids)
 

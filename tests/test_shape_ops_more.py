@@ -159,6 +159,8 @@ def test_matches_pytorch_with_gradients(name, torch):
     "lib.arange(12).reshape(3, 4).index_select(0, lib.tensor([1], dtype=lib.int32))",
     "lib.cartesian_prod(lib.tensor([1, 2]), lib.tensor([3, 4, 5]))",
     "lib.meshgrid(lib.tensor(1), lib.tensor([1, 2]), indexing='ij')[1]",
+    "lib.cartesian_prod(lib.zeros(0), lib.tensor([1.0, 2.0]))",
+    "lib.meshgrid(lib.zeros(0), lib.tensor([1.0, 2.0]), indexing='xy')[0]",
     "lib.zeros(0, 3).flip(0)",
     "lib.zeros(2, 0).roll(1, 1)",
     "lib.ones(2, 3).masked_select(lib.zeros(2, 3, dtype=lib.bool))",
