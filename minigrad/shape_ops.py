@@ -192,9 +192,10 @@ def _index_array(index, op, allowed=(np.int64, np.int32)):
     return index._data.astype(np.int64, copy=False)
 
 
-def _check_bounds(idx, size, dim, error=RuntimeError):
-    bad = idx[(idx < -size) | (idx >= size)] if error is IndexError else \
-        idx[(idx < 0) | (idx >= size)]
+def _check_bounds(idx, size, dim, error=RuntimeError, negative_ok=False):
+    """PyTorch's error for an index outside ``[0, size)`` (``[-size, size)`` if
+    ``negative_ok``); its exception type differs between ops, so ``error`` says which."""
+    bad = idx[(idx < (-size if negative_ok else 0)) | (idx >= size)]
     if bad.size:
         raise error(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size {size}")
 
@@ -568,20 +569,23 @@ def scatter_add(input, dim, index, src):
     return out
 
 
-def _slices_key(input, dim, index, op, error):
+def _slices_key(input, dim, index, op, negative_ok):
     """``(:, :, index)``: the slices along ``dim`` that ``index`` (a vector) names."""
     dim = input._dim(dim)
     idx = _index_array(index, op)
     if idx.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector")
-    _check_bounds(idx, input.shape[dim] if input.ndim else 1, dim, error)
+    if not negative_ok and (idx < 0).any():
+        raise IndexError("index out of range in self")
+    _check_bounds(idx, input.shape[dim] if input.ndim else 1, dim,
+                  IndexError if negative_ok else RuntimeError, negative_ok)
     return dim, (slice(None),) * dim + (idx.reshape(-1),)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy with ``alpha * source``'s slices added to the slices along ``dim`` that
     ``index`` names (repeated indices add up)."""
-    dim, key = _slices_key(input, dim, index, "index_add", RuntimeError)
+    dim, key = _slices_key(input, dim, index, "index_add", negative_ok=False)
     a, s = input._data, source._data
     if s.dtype != a.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) "
@@ -602,7 +606,7 @@ def index_add(input, dim, index, source, *, alpha=1):
 def index_fill(input, dim, index, value):
     """A copy with ``value`` (a number or a 0-dim tensor) in the slices along ``dim`` that
     ``index`` names."""
-    dim, key = _slices_key(input, dim, index, "index_fill", IndexError)
+    dim, key = _slices_key(input, dim, index, "index_fill", negative_ok=True)
     value_tensor = value if isinstance(value, Tensor) else None
     if value_tensor is not None and value_tensor.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
