@@ -2372,6 +2372,109 @@ class Tensor:
     def histogram(self, bins, *, range=None, weight=None, density=False):
         return _extra.histogram(self, bins, range=range, weight=weight, density=density)
 
+    # ----------------------------------------------------------------- ops of shape_ops.py
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _shape.new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _shape.new_ones(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _shape.new_empty(self, *size, dtype=dtype, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return _shape.new_full(self, size, fill_value, dtype=dtype, requires_grad=requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return _shape.new_tensor(self, data, dtype=dtype, requires_grad=requires_grad)
+
+    def type_as(self, other):
+        return _shape.type_as(self, other)
+
+    def flip(self, *dims):
+        return _shape.flip(self, dims[0] if len(dims) == 1 else dims)
+
+    def repeat(self, *sizes):
+        return _shape.repeat(self, *sizes)
+
+    def tile(self, *dims):
+        return _shape.tile(self, dims[0] if len(dims) == 1 else dims)
+
+    def index_select(self, dim, index):
+        return _shape.index_select(self, dim, index)
+
+    def unbind(self, dim=0):
+        return _shape.unbind(self, dim)
+
+    def select(self, dim, index):
+        return _shape.select(self, dim, index)
+
+    def narrow(self, dim, start, length):
+        return _shape.narrow(self, dim, start, length)
+
+    def tril(self, diagonal=0):
+        return _shape.tril(self, diagonal)
+
+    def triu(self, diagonal=0):
+        return _shape.triu(self, diagonal)
+
+    def tril_(self, diagonal=0):
+        return _shape.tril_(self, diagonal)
+
+    def triu_(self, diagonal=0):
+        return _shape.triu_(self, diagonal)
+
+    def masked_select(self, mask):
+        return _shape.masked_select(self, mask)
+
+    def movedim(self, source, destination):
+        return _shape.movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def roll(self, shifts, dims=None):
+        return _shape.roll(self, shifts, dims)
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        return _shape.repeat_interleave(self, repeats, dim)
+
+    def diag(self, diagonal=0):
+        return _shape.diag(self, diagonal)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return _shape.diagonal(self, offset, dim1, dim2)
+
+    def trace(self):
+        return _shape.trace(self)
+
+    def take(self, index):
+        return _shape.take(self, index)
+
+    def scatter(self, dim, index, src=None, value=None, *, reduce=None):
+        return _shape.scatter(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+        return _shape.scatter_(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_add(self, dim, index, src):
+        return _shape.scatter_add(self, dim, index, src)
+
+    def scatter_add_(self, dim, index, src):
+        return _shape.scatter_add_(self, dim, index, src)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        return _shape.index_add(self, dim, index, source, alpha=alpha)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return _shape.index_add_(self, dim, index, source, alpha=alpha)
+
+    def index_fill(self, dim, index, value):
+        return _shape.index_fill(self, dim, index, value)
+
+    def index_fill_(self, dim, index, value):
+        return _shape.index_fill_(self, dim, index, value)
+
 
 def _with_numpy_names(method):
     """``method`` that also takes numpy's keyword names, ``axis=`` for ``dim=`` and
@@ -2607,3 +2710,4 @@ def where(condition, input=None, other=None):
 
 
 from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
+from . import shape_ops as _shape  # noqa: E402  (as extra_ops)
