@@ -17,6 +17,8 @@ from .tensor import Size, Tensor, cat, device, matmul, stack, where
 from .functions import *  # noqa: F401,F403  (mg.exp, mg.sum, mg.relu, ...)
 from .functions import __all__ as _function_names
 from .extra_ops import bmm, dot, expm1, histc, histogram, log1p, log2, log10, multinomial
+from .math_ops import *  # noqa: F401,F403  (mg.floor, mg.sort, mg.einsum, ...)
+from .math_ops import __all__ as _math_names
 
 bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)
 float = float32  # noqa: A001
@@ -53,4 +55,4 @@ __all__ = [
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
     "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
     "histc", "histogram", "conv2d", "max_pool2d",
-] + list(_function_names)
+] + list(_function_names) + list(_math_names)

@@ -1,0 +1,312 @@
+"""The ops of minigrad/math_ops.py against PyTorch: values, dtypes, shapes, gradients
+(float64, rtol 1e-9), node names and exception types."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+RTOL, ATOL = 1e-9, 1e-12
+_rng = np.random.default_rng(0)
+X = _rng.standard_normal((3, 4))
+Y = _rng.standard_normal((3, 4))
+UNIT = _rng.uniform(-0.9, 0.9, (3, 4))
+POS = _rng.uniform(0.2, 3.0, (3, 4))
+HALVES = np.array([[0.5, 1.5, 2.5, -0.5], [-1.5, -2.5, 1.25, 3.7], [-3.7, 0.0, 2.0, -0.2]])
+WITH_ZEROS = np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 0.0, 3.0, 0.5], [2.0, -1.5, 0.7, 0.0]])
+TIES = np.array([[1.0, 3.0, 1.0, 2.0], [2.0, 2.0, 2.0, -1.0], [0.5, -0.5, 0.5, 0.5]])
+V = _rng.standard_normal(4)
+B3 = _rng.standard_normal((2, 3, 4))
+B3b = _rng.standard_normal((2, 4, 3))
+SQ = _rng.standard_normal((4, 4))
+
+
+def _first(out):
+    return out[0] if isinstance(out, tuple) else out
+
+
+# name -> (input arrays, fn(lib, *tensors) -> a differentiable output)
+DIFFERENTIABLE = {
+    "floor": ([X], lambda lib, a: lib.floor(a * 2)),
+    "ceil": ([X], lambda lib, a: (a * 2).ceil()),
+    "round": ([HALVES], lambda lib, a: a.round()),
+    "round_decimals": ([X], lambda lib, a: lib.round(a, decimals=2)),
+    "trunc": ([X], lambda lib, a: lib.trunc(a * 3)),
+    "frac": ([X], lambda lib, a: (a * 3).frac()),
+    "rsqrt": ([POS], lambda lib, a: a.rsqrt()),
+    "erf": ([X], lambda lib, a: lib.erf(a)),
+    "sinh": ([X], lambda lib, a: a.sinh()),
+    "cosh": ([X], lambda lib, a: lib.cosh(a)),
+    "asin": ([UNIT], lambda lib, a: a.asin()),
+    "acos": ([UNIT], lambda lib, a: lib.acos(a)),
+    "atan": ([X], lambda lib, a: a.atan()),
+    "atan2": ([X, Y], lambda lib, a, b: lib.atan2(a, b)),
+    "atan2_broadcast": ([X, Y[0]], lambda lib, a, b: a.atan2(b)),
+    "fmod_number": ([X], lambda lib, a: lib.fmod(a * 3, 1.5)),
+    "fmod_tensor": ([X, POS], lambda lib, a, b: (a * 3).fmod(b)),
+    "lerp_number": ([X, Y], lambda lib, a, b: lib.lerp(a, b, 0.3)),
+    "lerp_tensor": ([X, Y, UNIT], lambda lib, a, b, w: a.lerp(b, w)),
+    "nan_to_num": ([X], lambda lib, a: (a.log()).nan_to_num(nan=-1.0)),
+    "logsumexp": ([X * 300], lambda lib, a: a.logsumexp(1)),
+    "logsumexp_keepdim": ([X], lambda lib, a: lib.logsumexp(a, (0, 1), keepdim=True)),
+    "logsumexp_dim0": ([X], lambda lib, a: lib.logsumexp(a, dim=0)),
+    "cumprod": ([X], lambda lib, a: a.cumprod(1)),
+    "cumprod_zeros": ([WITH_ZEROS], lambda lib, a: lib.cumprod(a, dim=1)),
+    "cumprod_zeros_dim0": ([WITH_ZEROS], lambda lib, a: a.cumprod(0)),
+    "sort": ([X], lambda lib, a: a.sort()),
+    "sort_desc_dim0": ([TIES], lambda lib, a: lib.sort(a, dim=0, descending=True, stable=True)),
+    "topk": ([X], lambda lib, a: a.topk(2)),
+    "topk_smallest_dim0": ([X], lambda lib, a: lib.topk(a, 2, dim=0, largest=False)),
+    "einsum_mm": ([X, Y.T], lambda lib, a, b: lib.einsum("ij,jk->ik", a, b)),
+    "einsum_bmm": ([B3, B3b], lambda lib, a, b: lib.einsum("bij,bjk->bik", a, b)),
+    "einsum_dot": ([V, V[::-1].copy()], lambda lib, a, b: lib.einsum("i,i->", a, b)),
+    "einsum_transpose": ([X], lambda lib, a: lib.einsum("ij->ji", a)),
+    "einsum_diagonal": ([SQ], lambda lib, a: lib.einsum("ii->i", a)),
+    "einsum_rowdot": ([X, Y], lambda lib, a, b: lib.einsum("bi,bi->b", a, b)),
+    "einsum_rowsum": ([X], lambda lib, a: lib.einsum("ij->i", a)),
+    "einsum_three": ([X, Y.T, SQ], lambda lib, a, b, c: lib.einsum("ij,jk,kl->il", a[:, :3],
+                                                                    b[:3], c[:3])),
+    "addmm": ([Y[0], X, Y.T[:, :3].copy()], lambda lib, c, a, b: lib.addmm(c, a, b @ b.T)),
+    "addmm_scaled": ([X[:, :3].copy(), X, Y.T],
+                     lambda lib, c, a, b: c.addmm(a, b, beta=0.5, alpha=-2)),
+    "median_dim": ([X], lambda lib, a: a.median(1)),
+    "median_keepdim": ([X], lambda lib, a: lib.median(a, 0, keepdim=True)),
+}
+
+# ops whose node name is PyTorch's (einsum's depends on how PyTorch lowers it)
+SAME_NODE_NAME = set(DIFFERENTIABLE) - {n for n in DIFFERENTIABLE if n.startswith("einsum")}
+
+
+def _run(lib, fn, arrays):
+    tensors = [lib.tensor(a.copy(), dtype=lib.float64, requires_grad=True) for a in arrays]
+    out = _first(fn(lib, *tensors))
+    upstream = np.random.default_rng(2).standard_normal(tuple(out.shape))
+    out.backward(lib.tensor(upstream))
+    return out, [t.grad for t in tensors]
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE))
+def test_values_and_gradients_match_pytorch(name, torch):
+    arrays, fn = DIFFERENTIABLE[name]
+    ours, our_grads = _run(mg, fn, arrays)
+    theirs, their_grads = _run(torch, fn, arrays)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    assert _dtype(ours) == _dtype(theirs)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=RTOL,
+                               atol=ATOL)
+    for mine, other in zip(our_grads, their_grads):
+        np.testing.assert_allclose(mine.numpy(), other.numpy(), rtol=RTOL, atol=ATOL)
+    if name in SAME_NODE_NAME:
+        assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+def test_median_of_all_elements_is_the_lower_one_with_its_gradient(torch):
+    for array in (X, X[:, :3], V):
+        ours, (our_grad,) = _run(mg, lambda lib, a: a.median(), [array])
+        theirs, (their_grad,) = _run(torch, lambda lib, a: lib.median(a), [array])
+        assert ours.item() == theirs.item() and ours.grad_fn.name() == theirs.grad_fn.name()
+        np.testing.assert_array_equal(our_grad.numpy(), their_grad.numpy())
+
+
+@pytest.mark.parametrize("name", ["std_mean", "var_mean"])
+@pytest.mark.parametrize("kwargs", [{}, {"dim": 1}, {"dim": 0, "keepdim": True},
+                                    {"dim": 1, "correction": 0}])
+def test_std_mean_and_var_mean(name, kwargs, torch):
+    def run(lib):
+        a = lib.tensor(X.copy(), requires_grad=True)
+        spread, mean = getattr(lib, name)(a, **kwargs)
+        (spread * 2 + mean * 3).sum().backward()
+        return spread, mean, a.grad
+    for mine, other in zip(run(mg), run(torch)):
+        assert tuple(mine.shape) == tuple(other.shape) and _dtype(mine) == _dtype(other)
+        np.testing.assert_allclose(mine.detach().numpy(), other.detach().numpy(), rtol=RTOL)
+
+
+def _same_result(ours, theirs):
+    if isinstance(theirs, tuple):
+        assert list(ours._fields) == ["values", "indices"]
+        for mine, other in zip(ours, theirs):
+            _same_result(mine, other)
+        return
+    assert _dtype(ours) == _dtype(theirs)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+# expressions run with lib = minigrad and lib = torch: same values, dtypes and shapes
+FORWARD = [
+    "lib.floor(lib.tensor([1, -2, 3]))",
+    "lib.tensor([1, -2, 3], dtype=lib.int32).ceil()",
+    "lib.tensor([5, -7]).round()",
+    "lib.tensor([4, -9]).trunc()",
+    "lib.tensor([0.5, 1.5, 2.5, -0.5, -1.5]).round()",
+    "lib.tensor([1.2345, -2.5551, 0.125]).round(decimals=2)",
+    "lib.tensor([1234.5, -2555.1]).round(decimals=-2)",
+    "lib.tensor([-2.75, 2.75, float('inf')]).frac()",
+    "lib.tensor([4, 9]).rsqrt()",
+    "lib.tensor([0.0, -1.0]).rsqrt()",
+    "lib.tensor([1, 0, -2]).erf()",
+    "lib.tensor([1, 2]).sinh()",
+    "lib.tensor([1, 2]).cosh()",
+    "lib.tensor([0.5, 2.0]).asin()",
+    "lib.tensor([1, 0]).acos()",
+    "lib.tensor([1, 0]).atan()",
+    "lib.atan2(lib.tensor([1, -1, 0]), lib.tensor([0, -1, -1]))",
+    "lib.tensor([1.0, -1.0, 0.0, -0.0]).atan2(lib.tensor([-0.0, -0.0, -1.0, -1.0]))",
+    "lib.fmod(lib.tensor([-7, 7, 5]), 3)",
+    "lib.fmod(lib.tensor([-7, 7, 5]), 2.5)",
+    "lib.tensor([-7.5, 7.5]).fmod(lib.tensor([2.0, -2.0]))",
+    "lib.tensor([-7, 7]).fmod(lib.tensor([2.0, -2.0]))",
+    "lib.lerp(lib.tensor([0.0, 1.0]), lib.tensor([10.0, 11.0]), 0.25)",
+    "lib.isinf(lib.tensor([1.0, float('inf'), -float('inf'), float('nan')]))",
+    "lib.tensor([1, 2]).isinf()",
+    "lib.tensor([float('nan'), float('inf'), -float('inf'), 1.0]).nan_to_num()",
+    "lib.tensor([float('nan'), float('inf'), -float('inf')], dtype=lib.float64).nan_to_num()",
+    "lib.nan_to_num(lib.tensor([float('nan'), float('inf'), -float('inf')]), 1.0, 2.0, -3.0)",
+    "lib.tensor([1, 2]).nan_to_num()",
+    "lib.logical_and(lib.tensor([1, 0, 2]), lib.tensor([True, True, False]))",
+    "lib.logical_or(lib.tensor([0.0, 0.0, 2.5]), lib.tensor([0, 3, 0]))",
+    "lib.tensor([[1, 0], [0, 0]]).logical_xor(lib.tensor([1, 1]))",
+    "lib.count_nonzero(lib.tensor([[1, 0, 3], [0, 0, 2]]))",
+    "lib.count_nonzero(lib.tensor([[1, 0, 3], [0, 0, 2]]), dim=1)",
+    "lib.tensor([[1.0, 0.0], [0.0, 0.0]]).count_nonzero(0)",
+    "lib.count_nonzero(lib.tensor([[1, 0, 3], [0, 0, 2]]), dim=(0, 1))",
+    "lib.logsumexp(lib.tensor([1, 2, 3]), 0)",
+    "lib.tensor([[1000.0, 1000.0], [-1000.0, -1000.0]]).logsumexp(1)",
+    "lib.tensor([[-float('inf'), -float('inf')], [float('inf'), 1.0]]).logsumexp(1)",
+    "lib.tensor([[1, 2], [3, 4]]).cumprod(1)",
+    "lib.tensor([True, True, False]).cumprod(0)",
+    "lib.tensor([1, 2, 3], dtype=lib.int32).cumprod(0)",
+    "lib.tensor([1.0, 2.0, 3.0]).cumprod(0, dtype=lib.float64)",
+    "lib.tensor([3, 1, 2, 1]).sort()",
+    "lib.tensor([3, 1, 2, 1]).sort(descending=True, stable=True)",
+    "lib.tensor([[3.0, float('nan'), 2.0], [1.0, 1.0, 0.0]]).sort(dim=1)",
+    "lib.tensor([[3.0, float('nan'), 2.0], [1.0, 1.0, 0.0]]).sort(dim=1, descending=True)",
+    "lib.tensor([[3, 1], [2, 1], [0, 5]]).sort(dim=0, stable=True)",
+    "lib.sort(lib.tensor(2.0))",
+    "lib.argsort(lib.tensor([3, 1, 2, 1]), stable=True)",
+    "lib.tensor([[3, 1, 2], [0, 5, 4]]).argsort(dim=0, descending=True)",
+    "lib.tensor([1, 5, 2, 4]).topk(3)",
+    "lib.topk(lib.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]]), 2, dim=0, largest=False)",
+    "lib.tensor([1, 5, 2, 4]).topk(0)",
+    "lib.einsum('ij,jk->ik', lib.tensor([[1, 2]]), lib.tensor([[3], [4]]))",
+    "lib.einsum('ii', lib.tensor([[1.0, 2.0], [3.0, 4.0]]))",
+    "lib.einsum('ij,jk', lib.tensor([[1.0, 2.0]]), lib.tensor([[3.0], [4.0]]))",
+    "lib.einsum('i,j->ij', [lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0, 5.0])])",
+    "lib.outer(lib.tensor([1.0, 2.0]), lib.tensor([3.0, 4.0, 5.0]))",
+    "lib.tensor([1, 2]).outer(lib.tensor([3, 4, 5]))",
+    "lib.addmm(lib.tensor([1.0, 2.0]), lib.ones(3, 4), lib.ones(4, 2))",
+    "lib.median(lib.tensor([4, 1, 3, 2]))",
+    "lib.tensor([[4, 1, 3, 2], [1, 1, 1, 0]]).median(1)",
+    "lib.tensor([3.0, float('nan'), 1.0]).median()",
+    "lib.median(lib.tensor([]))",
+]
+
+
+@pytest.mark.parametrize("expression", FORWARD)
+def test_forward_matches_pytorch(expression, torch):
+    ours = eval(expression, {"lib": mg})
+    theirs = eval(expression, {"lib": torch})
+    _same_result(ours, theirs) if isinstance(theirs, tuple) else _close(ours, theirs)
+
+
+def _close(ours, theirs):
+    assert _dtype(ours) == _dtype(theirs)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+ERRORS = [
+    "lib.tensor([1, 2]).frac()",
+    "lib.tensor([1, 2]).round(decimals=1)",
+    "lib.tensor([True]).floor()",
+    "lib.lerp(lib.tensor([1, 2]), lib.tensor([3, 4]), 0.5)",
+    "lib.lerp(lib.tensor([1.0]), lib.tensor([3.0], dtype=lib.float64), 0.5)",
+    "lib.std_mean(lib.tensor([1, 2]))",
+    "lib.var_mean(lib.tensor([1, 2]))",
+    "lib.bernoulli(lib.tensor([1, 0]))",
+    "lib.bernoulli(lib.tensor([1.5, 0.5]))",
+    "lib.tensor([1.0, 2.0]).topk(3)",
+    "lib.tensor([1.0, 2.0]).sort(dim=1)",
+    "lib.logsumexp(lib.tensor([1.0, 2.0]), 2)",
+    "lib.tensor([1.0, 2.0]).cumprod(1)",
+    "lib.einsum('i,i->', lib.ones(2), lib.ones(2, dtype=lib.float64))",
+    "lib.einsum('i,i->', lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.0, 3.0]))",
+    "lib.einsum('i,i->', lib.tensor([1.0, 2.0]))",
+    "lib.addmm(lib.zeros(2, 2), lib.ones(2, 3), lib.ones(2, 2))",
+    "lib.addmm(lib.zeros(2, 2), lib.ones(2), lib.ones(2, 2))",
+        "lib.floor([1.5])",
+    "lib.atan2(lib.tensor([1.0]), 2.0)",
+    "lib.logical_and(lib.tensor([1, 0]), lib.tensor([1, 0, 1]))",
+    "lib.fmod(lib.tensor([1, 2]), 0)",
+]
+
+
+@pytest.mark.parametrize("expression", ERRORS)
+def test_errors_match_pytorch(expression, torch):
+    with pytest.raises(Exception) as theirs:
+        eval(expression, {"lib": torch})
+    with pytest.raises(Exception) as ours:
+        eval(expression, {"lib": mg})
+    assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
+
+
+def test_integer_rounding_returns_a_copy_of_the_same_dtype(torch):
+    x = mg.tensor([1, -2], dtype=mg.int32)
+    for op in (mg.floor, mg.ceil, mg.round, mg.trunc):
+        out = op(x)
+        out[0] = 9
+        assert x.tolist() == [1, -2] and out.dtype == mg.int32
+
+
+def test_logsumexp_gradient_with_infinities_is_pytorchs(torch):
+    """A row of only -inf (out = -inf) and an element +inf give nan, as in PyTorch; a -inf
+    beside finite elements gets 0."""
+    array = np.array([[-np.inf, -np.inf], [0.0, -np.inf], [np.inf, 1.0], [1.0, 2.0]])
+    ours, (our_grad,) = _run(mg, lambda lib, a: a.logsumexp(1), [array])
+    theirs, (their_grad,) = _run(torch, lambda lib, a: a.logsumexp(1), [array])
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=RTOL)
+    assert np.isnan(our_grad.numpy()).sum() == 3
+
+
+def test_nan_to_num_gradient_is_zero_where_replaced(torch):
+    array = np.array([1.0, np.nan, np.inf, -np.inf, -2.0])
+    ours, (our_grad,) = _run(mg, lambda lib, a: (a * 2).nan_to_num(), [array])
+    theirs, (their_grad,) = _run(torch, lambda lib, a: (a * 2).nan_to_num(), [array])
+    np.testing.assert_array_equal(our_grad.numpy(), their_grad.numpy())
+    assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+def test_no_node_without_grad_and_under_no_grad():
+    x = mg.tensor([1.5, -2.5])
+    assert x.floor().grad_fn is None and mg.logsumexp(x, 0).grad_fn is None
+    y = mg.tensor([1.5, -2.5], requires_grad=True)
+    with mg.no_grad():
+        assert y.sort().values.grad_fn is None and mg.erf(y).grad_fn is None
+    assert y.sort().indices.grad_fn is None and not y.sort().indices.requires_grad
+
+
+def test_sort_result_unpacks_and_names_its_fields(torch):
+    values, indices = mg.tensor([3.0, 1.0]).sort()
+    result = mg.tensor([3.0, 1.0]).topk(1)
+    assert values.tolist() == [1.0, 3.0] and indices.tolist() == [1, 0]
+    assert result.values.tolist() == [3.0] and result.indices.tolist() == [0]
+
+
+def test_bernoulli_draws_zeros_and_ones_with_the_given_probability(torch):
+    mg.manual_seed(0)
+    probs = mg.tensor([0.0, 1.0, 0.3], dtype=mg.float64, requires_grad=True).expand(20000, 3)
+    draws = mg.bernoulli(probs)
+    assert draws.dtype == mg.float64 and set(np.unique(draws.detach().numpy())) <= {0.0, 1.0}
+    means = draws.detach().numpy().mean(axis=0)
+    assert means[0] == 0 and means[1] == 1 and abs(means[2] - 0.3) < 0.02
+    assert draws.grad_fn.name() == torch.bernoulli(
+        torch.full((2,), 0.5, requires_grad=True)).grad_fn.name()
+    draws.sum().backward()
+    fifty = mg.full((1000,), 0.5).bernoulli(0.1)
+    assert abs(fifty.numpy().mean() - 0.1) < 0.04
+
+
+def _dtype(t):
+    return str(t.dtype).split(".")[-1]
