@@ -310,3 +310,106 @@ def test_bernoulli_draws_zeros_and_ones_with_the_given_probability(torch):
 
 def _dtype(t):
     return str(t.dtype).split(".")[-1]
+
+
+# ------------------------------------------------------------------ nn activations and helpers
+
+LOGP = np.log(np.random.default_rng(3).dirichlet(np.ones(4), 3))
+PROBS = np.random.default_rng(4).dirichlet(np.ones(4), 3)
+PROBS[0, 1] = 0.0  # a zero probability: 0 * log 0 counts as 0
+WIDE = X * 12  # reaches softplus's threshold and hardtanh's bounds
+
+NN_DIFFERENTIABLE = {
+    "silu": ([X], lambda lib, a: lib.nn.functional.silu(a)),
+    "SiLU": ([X], lambda lib, a: lib.nn.SiLU()(a)),
+    "elu": ([X], lambda lib, a: lib.nn.functional.elu(a, alpha=0.7)),
+    "ELU": ([X], lambda lib, a: lib.nn.ELU()(a)),
+    "SELU": ([X], lambda lib, a: lib.nn.SELU()(a)),
+    "softplus": ([WIDE], lambda lib, a: lib.nn.functional.softplus(a, beta=2, threshold=5)),
+    "Softplus": ([WIDE], lambda lib, a: lib.nn.Softplus()(a)),
+    "hardtanh": ([WIDE], lambda lib, a: lib.nn.functional.hardtanh(a, -2.0, 3.0)),
+    "Hardtanh": ([HALVES], lambda lib, a: lib.nn.Hardtanh(-0.5, 1.5)(a)),
+    "relu6": ([WIDE], lambda lib, a: lib.nn.functional.relu6(a)),
+    "ReLU6": ([WIDE], lambda lib, a: lib.nn.ReLU6()(a)),
+    "Mish": ([WIDE], lambda lib, a: lib.nn.Mish()(a)),
+    "mish": ([X], lambda lib, a: lib.nn.functional.mish(a)),
+    "Softsign": ([X], lambda lib, a: lib.nn.Softsign()(a)),
+    "logsigmoid": ([WIDE * 10], lambda lib, a: lib.nn.functional.logsigmoid(a)),
+    "LogSigmoid": ([X], lambda lib, a: lib.nn.LogSigmoid()(a)),
+    "normalize": ([X], lambda lib, a: lib.nn.functional.normalize(a)),
+    "normalize_p1_dim0": ([X], lambda lib, a: lib.nn.functional.normalize(a, p=1, dim=0)),
+    "cosine_similarity": ([X, Y], lambda lib, a, b: lib.nn.functional.cosine_similarity(a, b)),
+    "CosineSimilarity": ([X, Y[0]], lambda lib, a, b: lib.nn.CosineSimilarity(dim=-1)(a, b)),
+    "pad_last": ([X], lambda lib, a: lib.nn.functional.pad(a, (1, 2))),
+    "pad_two_dims": ([B3], lambda lib, a: lib.nn.functional.pad(a, (0, 1, 2, 0), value=1.5)),
+    "pad_three_dims_crop": ([B3], lambda lib, a: lib.nn.functional.pad(a, (-1, 1, 1, -1, 1, 0))),
+    "kl_div_mean": ([LOGP], lambda lib, a: lib.nn.functional.kl_div(a, lib.tensor(PROBS))),
+    "kl_div_batchmean": ([LOGP], lambda lib, a: lib.nn.KLDivLoss(reduction="batchmean")(
+        a, lib.tensor(PROBS))),
+    "kl_div_sum": ([LOGP], lambda lib, a: lib.nn.functional.kl_div(a, lib.tensor(PROBS),
+                                                                    reduction="sum")),
+    "kl_div_none": ([LOGP], lambda lib, a: lib.nn.functional.kl_div(a, lib.tensor(PROBS),
+                                                                     reduction="none")),
+    "kl_div_log_target": ([LOGP, LOGP[::-1].copy()], lambda lib, a, t: lib.nn.KLDivLoss(
+        reduction="batchmean", log_target=True)(a, t)),
+    "Unflatten": ([X], lambda lib, a: lib.nn.Unflatten(1, (2, 2))(a)),
+}
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")
+@pytest.mark.parametrize("name", sorted(NN_DIFFERENTIABLE))
+def test_nn_values_gradients_and_nodes_match_pytorch(name, torch):
+    import torch.nn  # noqa: F401  (torch.nn.functional as an attribute)
+    arrays, fn = NN_DIFFERENTIABLE[name]
+    ours, our_grads = _run(mg, fn, arrays)
+    theirs, their_grads = _run(torch, fn, arrays)
+    assert tuple(ours.shape) == tuple(theirs.shape) and _dtype(ours) == _dtype(theirs)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=RTOL,
+                               atol=ATOL)
+    for mine, other in zip(our_grads, their_grads):
+        np.testing.assert_allclose(mine.numpy(), other.numpy(), rtol=RTOL, atol=ATOL)
+    assert ours.grad_fn.name() == theirs.grad_fn.name()
+
+
+REPRS = ["nn.SiLU()", "nn.ELU()", "nn.ELU(alpha=2.0, inplace=True)", "nn.Softplus()",
+         "nn.Softplus(beta=2, threshold=10)", "nn.Hardtanh()", "nn.Hardtanh(-2, 2)",
+         "nn.ReLU6()", "nn.SELU()", "nn.Mish()", "nn.Softsign()", "nn.LogSigmoid()",
+         "nn.CosineSimilarity()", "nn.KLDivLoss()", "nn.Unflatten(1, (2, 3))",
+         "nn.ModuleDict({'act': nn.ReLU(), 'lin': nn.Linear(2, 3)})",
+         "nn.ParameterList([nn.Parameter(lib.ones(2)), nn.Parameter(lib.ones(2, 3))])"]
+
+
+@pytest.mark.parametrize("expression", REPRS)
+def test_module_reprs_match_pytorch(expression, torch):
+    import torch.nn  # noqa: F401
+    ours = repr(eval(expression, {"lib": mg, "nn": mg.nn}))
+    theirs = repr(eval(expression, {"lib": torch, "nn": torch.nn}))
+    assert ours == theirs.replace("torch.", "minigrad.")
+
+
+def test_module_dict_and_parameter_list_register_their_parameters(torch):
+    d = mg.nn.ModuleDict({"a": mg.nn.Linear(2, 3)})
+    d["b"] = mg.nn.Linear(3, 1)
+    assert list(d.keys()) == ["a", "b"] and "b" in d and len(d) == 2
+    assert [n for n, _ in d.named_parameters()] == ["a.weight", "a.bias", "b.weight", "b.bias"]
+    p = mg.nn.ParameterList([mg.ones(2)])
+    p.append(mg.nn.Parameter(mg.zeros(3)))
+    assert len(p) == 2 and all(isinstance(q, mg.nn.Parameter) for q in p)
+    assert [n for n, _ in p.named_parameters()] == ["0", "1"] and p[1].shape == (3,)
+
+
+@pytest.mark.parametrize("expression", [
+    "F.pad(lib.ones(2), (1, 1, 1))",
+    "F.pad(lib.ones(2), (1, 1, 1, 1))",
+    "F.silu(lib.tensor([1, 2]))",
+    "F.elu(lib.tensor([1, 2]))",
+    "F.hardtanh(lib.ones(2), 2.0, 1.0)",
+    "F.kl_div(lib.ones(2), lib.ones(2), reduction='avg')",
+])
+def test_nn_errors_match_pytorch(expression, torch):
+    import torch.nn.functional as torch_F
+    with pytest.raises(Exception) as theirs:
+        eval(expression, {"lib": torch, "F": torch_F})
+    with pytest.raises(Exception) as ours:
+        eval(expression, {"lib": mg, "F": mg.nn.functional})
+    assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
