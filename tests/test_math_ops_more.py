@@ -413,3 +413,42 @@ def test_nn_errors_match_pytorch(expression, torch):
     with pytest.raises(Exception) as ours:
         eval(expression, {"lib": mg, "F": mg.nn.functional})
     assert type(ours.value) is type(theirs.value), (ours.value, theirs.value)
+
+
+IN_PLACE = {
+    "silu": lambda F, y: F.silu(y, inplace=True),
+    "elu": lambda F, y: F.elu(y, 0.5, True),
+    "selu": lambda F, y: F.selu(y, inplace=True),
+    "hardtanh": lambda F, y: F.hardtanh(y, -0.5, 0.5, inplace=True),
+    "relu6": lambda F, y: F.relu6(y, inplace=True),
+    "mish": lambda F, y: F.mish(y, inplace=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_activations_change_the_input_as_pytorch(name, torch):
+    import torch.nn.functional as torch_F
+    results = []
+    for lib, F in ((mg, mg.nn.functional), (torch, torch_F)):
+        x = lib.tensor(X.copy(), requires_grad=True)
+        y = x * 1
+        out = IN_PLACE[name](F, y)
+        plain = lib.tensor(X.copy())
+        IN_PLACE[name](F, plain)  # no graph: the memory changes all the same
+        out.backward(lib.tensor(Y))
+        results.append((out, x.grad, plain, out.grad_fn.name()))
+    (ours, our_grad, our_plain, our_node), (theirs, their_grad, their_plain, their_node) = results
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=RTOL)
+    np.testing.assert_allclose(our_grad.numpy(), their_grad.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(our_plain.numpy(), their_plain.numpy(), rtol=1e-6)
+    assert our_node == their_node
+    assert not np.allclose(our_plain.numpy(), X.astype(np.float32))
+
+
+def test_in_place_activation_returns_its_input_and_refuses_a_leaf(torch):
+    y = mg.tensor(X.copy(), requires_grad=True) * 1
+    assert mg.nn.ELU(inplace=True)(y) is y
+    with pytest.raises(RuntimeError):
+        mg.nn.functional.silu(mg.tensor([1.0], requires_grad=True), inplace=True)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.silu(torch.tensor([1.0], requires_grad=True), inplace=True)

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..graph import Node
+from ..graph import Node, mark_changed_in_place
 from ..tensor import Tensor, _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from .module import Module
@@ -48,6 +48,18 @@ def _activation(input, value, node):
     return _wrap(value.astype(input._data.dtype, copy=False))
 
 
+def _in_place(input, inplace, compute):
+    """``compute(input)``, or with ``inplace`` the same written into ``input``'s memory
+    (recorded in the graph as Tensor.relu_ is) and ``input`` returned."""
+    if not inplace:
+        return compute(input)
+    if input._check_inplace():
+        return input._record_in_place(compute)
+    np.copyto(input._data, compute(input)._data)
+    mark_changed_in_place(input._data)
+    return input
+
+
 # ------------------------------------------------------------------ elementwise activations
 
 class SiluBackward0(Node):
@@ -62,7 +74,12 @@ class SiluBackward0(Node):
 
 def silu(input, inplace=False):
     """``x * sigmoid(x)`` (also called swish)."""
-    a = _float_input("silu", input, "silu")
+    _float_input("silu", input, "silu")
+    return _in_place(input, inplace, _silu)
+
+
+def _silu(input):
+    a = input._data
     return _activation(input, a * _sigmoid(a), lambda: SiluBackward0((_edge(input),), (a,)))
 
 
@@ -75,13 +92,24 @@ class EluBackward0(Node):
         return (grad * np.where(a > 0, self.scale, self.scale * self.alpha * np.exp(a)),)
 
 
-def _elu(name, input, alpha, scale):
-    a = _float_input(name, input, "elu")
+class EluBackward1(EluBackward0):
+    """The in-place ELU's node (PyTorch's name; it saves the old values here)."""
+    __slots__ = ()
+
+
+def _elu(name, input, alpha, scale, inplace):
+    _float_input(name, input, "elu")
+    node_cls = EluBackward1 if inplace else EluBackward0
+    return _in_place(input, inplace, lambda t: _elu_of(t, alpha, scale, node_cls))
+
+
+def _elu_of(input, alpha, scale, node_cls):
+    a = input._data
     with np.errstate(over="ignore"):
         value = scale * np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0)))
 
     def node():
-        n = EluBackward0((_edge(input),), (a,))
+        n = node_cls((_edge(input),), (a,))
         n.alpha, n.scale = alpha, scale
         return n
     return _activation(input, value, node)
@@ -90,12 +118,12 @@ def _elu(name, input, alpha, scale):
 def elu(input, alpha=1.0, inplace=False):
     """``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise: smooth, and negative outputs
     down to -alpha."""
-    return _elu("elu", input, float(alpha), 1.0)
+    return _elu("elu", input, float(alpha), 1.0, inplace)
 
 
 def selu(input, inplace=False):
     """ELU with PyTorch's fixed alpha and scale (self-normalising networks)."""
-    return _elu("selu", input, _SELU_ALPHA, _SELU_SCALE)
+    return _elu("selu", input, _SELU_ALPHA, _SELU_SCALE, inplace)
 
 
 class SoftplusBackward0(Node):
@@ -136,6 +164,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     _expect_tensor("hardtanh", "input", 1, input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    return _in_place(input, inplace, lambda t: _hardtanh(t, min_val, max_val))
+
+
+def _hardtanh(input, min_val, max_val):
     a = input._data
     value = np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
 
@@ -148,7 +180,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def relu6(input, inplace=False):
     """``min(max(x, 0), 6)``: hardtanh from 0 to 6."""
-    return hardtanh(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 class MishBackward0(Node):
@@ -163,7 +195,12 @@ class MishBackward0(Node):
 
 def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
-    a = _float_input("mish", input, "mish")
+    _float_input("mish", input, "mish")
+    return _in_place(input, inplace, _mish)
+
+
+def _mish(input):
+    a = input._data
     return _activation(input, a * np.tanh(np.logaddexp(0, a)),
                        lambda: MishBackward0((_edge(input),), (a,)))
 
@@ -293,7 +330,10 @@ class _Elementwise(Module):
     _settings = ()
 
     def forward(self, input):
-        return type(self)._fn(input, *(getattr(self, k) for k in self._settings))
+        settings = [getattr(self, k) for k in self._settings]
+        if hasattr(self, "inplace"):
+            settings.append(self.inplace)
+        return type(self)._fn(input, *settings)
 
     def extra_repr(self):
         text = ", ".join(f"{k}={getattr(self, k)}" for k in self._settings)
