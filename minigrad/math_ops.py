@@ -478,9 +478,17 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
 
 # ------------------------------------------------------------------ sorting and selection
 
-ValuesIndices = namedtuple("sort", ["values", "indices"])
-_Topk = namedtuple("topk", ["values", "indices"])
-_Median = namedtuple("median", ["values", "indices"])
+def _values_indices(name):
+    """A ``(values, indices)`` namedtuple printed as PyTorch's ``torch.return_types``."""
+    def __repr__(self):
+        return f"minigrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return type(name, (namedtuple(name, ["values", "indices"]),),
+                {"__slots__": (), "__repr__": __repr__})
+
+
+ValuesIndices = _values_indices("sort")
+_Topk = _values_indices("topk")
+_Median = _values_indices("median")
 
 
 class _PickBackward(Node):

@@ -452,3 +452,12 @@ def test_in_place_activation_returns_its_input_and_refuses_a_leaf(torch):
         mg.nn.functional.silu(mg.tensor([1.0], requires_grad=True), inplace=True)
     with pytest.raises(RuntimeError):
         torch.nn.functional.silu(torch.tensor([1.0], requires_grad=True), inplace=True)
+
+
+@pytest.mark.parametrize("expression", ["lib.tensor([3.0, 1.0]).sort()",
+                                        "lib.tensor([3, 1, 2]).topk(2)",
+                                        "lib.tensor([[3.0, 1.0]]).median(1)"])
+def test_values_indices_print_as_pytorch(expression, torch):
+    ours = repr(eval(expression, {"lib": mg}))
+    theirs = repr(eval(expression, {"lib": torch}))
+    assert ours == theirs.replace("torch.", "minigrad.")
