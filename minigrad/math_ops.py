@@ -458,8 +458,25 @@ def _moments(name, input, dim, correction, keepdim, std):
     spread = input.std if std else input.var
     kwargs = {"keepdim": keepdim, "correction": 1 if correction is None else correction}
     if dim is None:
-        return spread(**kwargs), input.mean()
-    return spread(dim, **kwargs), input.mean(dim, keepdim=keepdim)
+        results = spread(**kwargs), input.mean()
+    else:
+        results = spread(dim, **kwargs), input.mean(dim, keepdim=keepdim)
+    for t in results:  # PyTorch records both under one node, StdMeanBackward0 / VarMeanBackward0
+        if t._grad_fn is not None:
+            t._grad_fn.__class__ = _renamed(type(t._grad_fn), "StdMeanBackward0" if std
+                                            else "VarMeanBackward0")
+    return results
+
+
+_RENAMED = {}
+
+
+def _renamed(node_cls, name):
+    """``node_cls`` under PyTorch's ``name`` (same backward, a subclass with no new fields)."""
+    key = (node_cls, name)
+    if key not in _RENAMED:
+        _RENAMED[key] = type(name, (node_cls,), {"__slots__": ()})
+    return _RENAMED[key]
 
 
 def std_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):

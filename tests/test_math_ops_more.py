@@ -117,6 +117,8 @@ def test_std_mean_and_var_mean(name, kwargs, torch):
         spread, mean = getattr(lib, name)(a, **kwargs)
         (spread * 2 + mean * 3).sum().backward()
         return spread, mean, a.grad
+    for t in (0, 1):
+        assert run(mg)[t].grad_fn.name() == run(torch)[t].grad_fn.name()
     for mine, other in zip(run(mg), run(torch)):
         assert tuple(mine.shape) == tuple(other.shape) and _dtype(mine) == _dtype(other)
         np.testing.assert_allclose(mine.detach().numpy(), other.detach().numpy(), rtol=RTOL)
