@@ -695,8 +695,19 @@ def einsum(equation, *operands):
         out = np.einsum(inputs + "->" + output, *arrays)
     except ValueError as error:
         raise RuntimeError(f"einsum(): {error}") from None
-    return _record(np.asarray(out), EinsumBackward0, operands, *arrays, terms=terms,
-                   output=output)
+    node_cls = _renamed(EinsumBackward0, _einsum_node_name(terms, output))
+    return _record(np.asarray(out), node_cls, operands, *arrays, terms=terms, output=output)
+
+
+def _einsum_node_name(terms, output):
+    """The name of PyTorch's last node for this einsum: one operand is a permute (or a sum
+    when it sums a letter away); several end in a batched product (a view of it), or in a
+    plain product when the last step sums nothing."""
+    if len(terms) == 1:
+        return "SumBackward1" if set(terms[0]) - set(output) else "PermuteBackward0"
+    left = set().union(*terms[:-1])
+    summed = (left & set(terms[-1])) - set(output)
+    return "ViewBackward0" if summed else "MulBackward0"
 
 
 class AddmmBackward0(Node):
