@@ -467,3 +467,21 @@ def test_values_indices_print_as_pytorch(expression, torch):
     ours = repr(eval(expression, {"lib": mg}))
     theirs = repr(eval(expression, {"lib": torch}))
     assert ours == theirs.replace("torch.", "minigrad.")
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides")
+@pytest.mark.parametrize("name", sorted(DIFFERENTIABLE) + sorted(NN_DIFFERENTIABLE))
+def test_float32_inputs_keep_float32_values_and_gradients(name, torch):
+    import torch.nn  # noqa: F401
+    arrays, fn = DIFFERENTIABLE.get(name) or NN_DIFFERENTIABLE[name]
+    results = []
+    for lib in (mg, torch):
+        tensors = [lib.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
+        out = _first(fn(lib, *tensors))
+        out.sum().backward()
+        results.append((out, [t.grad for t in tensors]))
+    (ours, our_grads), (theirs, their_grads) = results
+    assert _dtype(ours) == _dtype(theirs)  # float32 (float64 where a float64 target joins)
+    for mine, other in zip(our_grads, their_grads):
+        assert _dtype(mine) == _dtype(other)
+        np.testing.assert_allclose(mine.numpy(), other.numpy(), rtol=2e-4, atol=2e-5)
