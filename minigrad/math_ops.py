@@ -591,13 +591,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 class MedianBackward0(Node):
-    """The median of all elements: the gradient goes to the one element picked."""
-    __slots__ = ("shape", "flat_index")
+    """The median of all elements: as PyTorch, the gradient is shared evenly by every
+    element equal to the median (every nan when the median is nan)."""
+    __slots__ = ()
 
     def apply(self, grad):
-        result = np.zeros(int(np.prod(self.shape)), grad.dtype)
-        result[self.flat_index] = grad
-        return (result.reshape(self.shape),)
+        a, value = self.saved_arrays()
+        chosen = np.isnan(a) if np.isnan(value) else a == value
+        return ((chosen * (grad / chosen.sum())).astype(grad.dtype, copy=False),)
 
 
 def median(input, dim=None, keepdim=False):
@@ -610,19 +611,20 @@ def median(input, dim=None, keepdim=False):
             return _wrap(np.array(np.nan, a.dtype))  # as PyTorch: the median of nothing
         if a.size == 0:
             raise IndexError("median() input tensor cannot be empty")
-        flat = a.reshape(-1)
-        order = np.argsort(flat, kind="stable")
-        pick = int(order[(flat.size - 1) // 2])
-        if np.isnan(flat).any() if a.dtype.kind == "f" else False:
-            pick = int(np.flatnonzero(np.isnan(flat))[0])
-        return _record(flat[pick].copy(), MedianBackward0, (input,), shape=a.shape,
-                       flat_index=pick)
+        flat = np.sort(a.reshape(-1))  # nan sorts last: a nan makes the median nan
+        value = flat[-1] if a.dtype.kind == "f" and np.isnan(flat[-1]) else \
+            flat[(flat.size - 1) // 2]
+        value = np.asarray(value)
+        return _record(value, MedianBackward0, (input,), a, value)
     axis = input._dim(dim)
     order = np.argsort(a, axis=axis, kind="stable") if a.ndim else np.zeros((), np.int64)
     if a.ndim == 0:
         return _Median(_record(a.copy(), MedianBackward1, (input,), order, axis=0, shape=()),
                        _wrap(order))
     middle = np.take(order, [(a.shape[axis] - 1) // 2], axis=axis)
+    if a.dtype.kind == "f":  # a slice with a nan: its first nan, as PyTorch
+        nan = np.isnan(a)
+        middle = np.where(nan.any(axis, keepdims=True), nan.argmax(axis, keepdims=True), middle)
     values = np.take_along_axis(a, middle, axis=axis)
     out_index = middle if keepdim else np.squeeze(middle, axis)
     out_values = values if keepdim else np.squeeze(values, axis)
