@@ -249,7 +249,9 @@ class Atan2Backward0(Node):
     def apply(self, grad):
         y, x = self.saved_arrays()
         r2 = x * x + y * y
-        return (unbroadcast(grad * x / r2, y.shape), unbroadcast(-grad * y / r2, x.shape))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            recip = np.where(r2 == 0, 0, 1 / r2)  # at (0, 0): 0, as PyTorch
+        return (unbroadcast(grad * x * recip, y.shape), unbroadcast(-grad * y * recip, x.shape))
 
 
 def atan2(input, other):
@@ -434,6 +436,8 @@ class CumprodBackward0(Node):
             others = x.copy()
             others[..., i] = 1
             products = np.cumprod(others, axis=-1)[..., i:]
+            # past another zero the product is 0, even if an inf or nan follows (PyTorch)
+            products[np.cumsum(others == 0, axis=-1)[..., i:] > 0] = 0
             result[..., i] = np.sum(g[..., i:] * products, axis=-1)
         return (np.moveaxis(result, -1, self.axis),)
 

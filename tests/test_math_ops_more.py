@@ -490,3 +490,53 @@ def test_float32_inputs_keep_float32_values_and_gradients(name, torch):
     for mine, other in zip(our_grads, their_grads):
         assert _dtype(mine) == _dtype(other)
         np.testing.assert_allclose(mine.numpy(), other.numpy(), rtol=2e-4, atol=2e-5)
+
+
+# inputs where a backward formula could meet inf * 0 or 0 / 0: PyTorch's answer each time
+SPECIAL = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 25.0, -800.0])
+AT_SPECIAL_VALUES = {
+    "asin": lambda lib, a: a.asin(),
+    "acos": lambda lib, a: a.acos(),
+    "rsqrt": lambda lib, a: a.rsqrt(),
+    "erf": lambda lib, a: a.erf(),
+    "sinh": lambda lib, a: a.sinh(),
+    "atan": lambda lib, a: a.atan(),
+    "atan2_x_zero": lambda lib, a: a.atan2(a * 0),
+    "atan2_y_zero": lambda lib, a: (a * 0).atan2(a),
+    "fmod": lambda lib, a: a.fmod(a),
+    "frac": lambda lib, a: a.frac(),
+    "floor": lambda lib, a: a.floor(),
+    "lerp": lambda lib, a: a.lerp(a * 2, a),
+    "cumprod": lambda lib, a: a.cumprod(0),
+    "nan_to_num": lambda lib, a: a.nan_to_num(),
+    "sort": lambda lib, a: a.sort()[0],
+    "silu": lambda lib, a: lib.nn.functional.silu(a),
+    "elu": lambda lib, a: lib.nn.functional.elu(a),
+    "selu": lambda lib, a: lib.nn.functional.selu(a),
+    "softplus": lambda lib, a: lib.nn.functional.softplus(a),
+    "mish": lambda lib, a: lib.nn.functional.mish(a),
+    "logsigmoid": lambda lib, a: lib.nn.functional.logsigmoid(a),
+    "hardtanh": lambda lib, a: lib.nn.functional.hardtanh(a),
+    "relu6": lambda lib, a: lib.nn.functional.relu6(a),
+    "softsign": lambda lib, a: lib.nn.functional.softsign(a),
+    "normalize_zero_vector": lambda lib, a: lib.nn.functional.normalize(a[None] * 0)[0],
+    "cosine_with_zero_vector": lambda lib, a: lib.nn.functional.cosine_similarity(
+        a[None] * 0, a[None]),
+}
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("order", ["forward", "reversed"])
+@pytest.mark.parametrize("name", sorted(AT_SPECIAL_VALUES))
+def test_gradients_at_zero_inf_and_nan_match_pytorch(name, order, torch):
+    import torch.nn.functional  # noqa: F401
+    array = SPECIAL if order == "forward" else SPECIAL[::-1].copy()
+    results = []
+    for lib in (mg, torch):
+        t = lib.tensor(array.copy(), requires_grad=True)
+        out = AT_SPECIAL_VALUES[name](lib, t)
+        out.backward(lib.ones(tuple(out.shape), dtype=lib.float64))
+        results.append((out.detach().numpy(), t.grad.numpy()))
+    (value, grad), (their_value, their_grad) = results
+    np.testing.assert_allclose(value, their_value, rtol=RTOL)
+    np.testing.assert_allclose(grad, their_grad, rtol=RTOL)

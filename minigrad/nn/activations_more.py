@@ -89,7 +89,7 @@ class EluBackward0(Node):
 
     def apply(self, grad):
         (a,) = self.saved_arrays()
-        return (grad * np.where(a > 0, self.scale, self.scale * self.alpha * np.exp(a)),)
+        return (grad * np.where(a <= 0, self.scale * self.alpha * np.exp(a), self.scale),)
 
 
 class EluBackward1(EluBackward0):
