@@ -22,6 +22,8 @@ from .shape_ops import (cartesian_prod, diag, diagonal, flip, index_add, index_f
                         index_select, masked_select, meshgrid, moveaxis, movedim, narrow,
                         repeat_interleave, roll, scatter, scatter_add, select, take, tile,
                         trace, tril, triu, unbind)
+from .math_ops import *  # noqa: F401,F403  (mg.floor, mg.sort, mg.einsum, ...)
+from .math_ops import __all__ as _math_names
 
 bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)
 float = float32  # noqa: A001
@@ -58,4 +60,4 @@ __all__ = [
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
     "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
     "histc", "histogram", "conv2d", "max_pool2d",
-] + _shape_op_names + list(_function_names)
+] + _shape_op_names + list(_function_names) + list(_math_names)

@@ -2475,6 +2475,98 @@ class Tensor:
     def index_fill_(self, dim, index, value):
         return _shape.index_fill_(self, dim, index, value)
 
+    # ----------------------------------------------------------------- ops of math_ops.py
+
+    def floor(self):
+        return _math.floor(self)
+
+    def ceil(self):
+        return _math.ceil(self)
+
+    def round(self, *, decimals=0):
+        return _math.round(self, decimals=decimals)
+
+    def trunc(self):
+        return _math.trunc(self)
+
+    def frac(self):
+        return _math.frac(self)
+
+    def rsqrt(self):
+        return _math.rsqrt(self)
+
+    def erf(self):
+        return _math.erf(self)
+
+    def sinh(self):
+        return _math.sinh(self)
+
+    def cosh(self):
+        return _math.cosh(self)
+
+    def asin(self):
+        return _math.asin(self)
+
+    def acos(self):
+        return _math.acos(self)
+
+    def atan(self):
+        return _math.atan(self)
+
+    def atan2(self, other):
+        return _math.atan2(self, other)
+
+    def fmod(self, other):
+        return _math.fmod(self, other)
+
+    def lerp(self, end, weight):
+        return _math.lerp(self, end, weight)
+
+    def isinf(self):
+        return _math.isinf(self)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        return _math.nan_to_num(self, nan, posinf, neginf)
+
+    def logical_and(self, other):
+        return _math.logical_and(self, other)
+
+    def logical_or(self, other):
+        return _math.logical_or(self, other)
+
+    def logical_xor(self, other):
+        return _math.logical_xor(self, other)
+
+    def count_nonzero(self, dim=None):
+        return _math.count_nonzero(self, dim)
+
+    def logsumexp(self, dim, keepdim=False):
+        return _math.logsumexp(self, dim, keepdim)
+
+    def cumprod(self, dim, *, dtype=None):
+        return _math.cumprod(self, dim, dtype=dtype)
+
+    def sort(self, dim=-1, descending=False, *, stable=None):
+        return _math.sort(self, dim, descending, stable=stable)
+
+    def argsort(self, dim=-1, descending=False, *, stable=False):
+        return _math.argsort(self, dim, descending, stable=stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return _math.topk(self, k, dim, largest, sorted)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        return _math.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+
+    def median(self, dim=None, keepdim=False):
+        return _math.median(self, dim, keepdim)
+
+    def bernoulli(self, p=None, *, generator=None):
+        return _math.bernoulli(self, p, generator=generator)
+
+    def outer(self, vec2):
+        return self.unsqueeze(1) * vec2.unsqueeze(0)
+
 
 def _with_numpy_names(method):
     """``method`` that also takes numpy's keyword names, ``axis=`` for ``dim=`` and
@@ -2711,3 +2803,4 @@ def where(condition, input=None, other=None):
 
 from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
 from . import shape_ops as _shape  # noqa: E402  (as extra_ops)
+from . import math_ops as _math  # noqa: E402  (the same, for math_ops.py)

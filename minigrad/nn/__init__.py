@@ -12,10 +12,14 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
+from .activations_more import (ELU, SELU, CosineSimilarity, Hardtanh, KLDivLoss, LogSigmoid,
+                               Mish, ModuleDict, ParameterList, ReLU6, SiLU, Softplus,
+                               Softsign, Unflatten)
+from .activations_more import MODULES as _more_modules
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",
            "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-           "functional", "init", "utils"]
+           "functional", "init", "utils"] + _more_modules

@@ -269,3 +269,10 @@ def embedding(input, weight, padding_idx=None):
     if _needs_grad(weight):
         return _wrap(value, EmbeddingBackward0((_edge(weight),), indices, rows, padding_idx))
     return _wrap(value)
+
+
+from .activations_more import (cosine_similarity, elu, hardtanh, kl_div, logsigmoid,  # noqa: E402
+                               mish, normalize, pad, relu6, selu, silu, softplus, softsign)
+from .activations_more import __all__ as _more_functions  # noqa: E402
+
+__all__ += _more_functions

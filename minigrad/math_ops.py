@@ -1,0 +1,780 @@
+"""More of PyTorch's tensor math, the ops beginner tutorials reach for after the core set:
+rounding (``floor``, ``ceil``, ``round``, ``trunc``, ``frac``), more elementwise functions
+(``rsqrt``, ``erf``, ``sinh``, ``asin``, ``atan2``, ``fmod``, ``lerp``, ...), logical ops,
+``logsumexp``, ``cumprod``, ``sort``/``argsort``/``topk``, ``einsum``, ``addmm``,
+``std_mean``/``var_mean``, ``median`` and ``bernoulli``.
+
+Each op computes its forward with numpy and records a backward node under PyTorch's name
+only when a gradient is needed; ``Tensor`` and ``minigrad`` reach them through delegates.
+"""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from . import dtypes
+from .extra_ops import _scalar_name
+from .graph import Node, unbroadcast
+from .random import numpy_rng
+from .tensor import Tensor, _edge, _needs_grad, _wrap
+
+__all__ = ["floor", "ceil", "round", "trunc", "frac", "rsqrt", "erf", "sinh", "cosh", "asin",
+           "acos", "atan", "atan2", "fmod", "lerp", "isinf", "nan_to_num", "logical_and",
+           "logical_or", "logical_xor", "count_nonzero", "logsumexp", "cumprod", "sort",
+           "argsort", "topk", "einsum", "addmm", "std_mean", "var_mean", "median",
+           "bernoulli"]
+
+
+def _check_tensor(name, value, argument="input", position=1):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def _record(out, node_cls, inputs, *saved, **fields):
+    """``out`` as a Tensor, with a ``node_cls`` node when one of ``inputs`` needs a gradient."""
+    if not _needs_grad(*inputs):
+        return _wrap(out)
+    node = node_cls(tuple(_edge(t) if t is not None else None for t in inputs), saved)
+    for key, value in fields.items():
+        setattr(node, key, value)
+    return _wrap(out, node)
+
+
+def _refuse_integers(name, a, kernel):
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(a.dtype)}\': '
+                                  f"{name} needs a float tensor (x.float())")
+
+
+# ------------------------------------------------------------------ rounding
+
+class _ZeroGrad(Node):
+    """Rounding is flat almost everywhere: the gradient is 0 (as in PyTorch)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (np.zeros_like(grad),)
+
+
+class FloorBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class CeilBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class RoundBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class RoundBackward1(_ZeroGrad):
+    __slots__ = ()
+
+
+class TruncBackward0(_ZeroGrad):
+    __slots__ = ()
+
+
+class FracBackward0(Node):
+    """frac(x) = x - trunc(x): slope 1."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (grad,)
+
+
+def _rounding(input, numpy_fn, node_cls, kernel):
+    _check_tensor(node_cls.__name__[:-9].lower(), input)
+    a = input._data
+    if a.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if a.dtype.kind != "f":
+        return _wrap(a.copy())  # an integer is already whole
+    return _record(numpy_fn(a), node_cls, (input,))
+
+
+def floor(input):
+    """The largest whole number <= each element (integers are returned as they are)."""
+    return _rounding(input, np.floor, FloorBackward0, "floor_vml_cpu")
+
+
+def ceil(input):
+    """The smallest whole number >= each element."""
+    return _rounding(input, np.ceil, CeilBackward0, "ceil_vml_cpu")
+
+
+def trunc(input):
+    """Each element with its fraction dropped (rounded toward zero)."""
+    return _rounding(input, np.trunc, TruncBackward0, "trunc_vml_cpu")
+
+
+def round(input, *, decimals=0):
+    """Each element rounded to ``decimals`` places, halves to even (2.5 -> 2, 3.5 -> 4)."""
+    if decimals == 0:
+        return _rounding(input, np.round, RoundBackward0, "round_vml_cpu")
+    _check_tensor("round", input)
+    _refuse_integers("round", input._data, "round_cpu")
+    return _record(np.round(input._data, decimals), RoundBackward1, (input,))
+
+
+def frac(input):
+    """The fractional part ``x - trunc(x)``, with x's sign."""
+    _check_tensor("frac", input)
+    a = input._data
+    _refuse_integers("frac", a, "frac_cpu")
+    with np.errstate(invalid="ignore"):  # inf - inf: nan, as PyTorch
+        out = a - np.trunc(a)
+    return _record(out, FracBackward0, (input,))
+
+
+# ------------------------------------------------------------------ more elementwise functions
+
+class RsqrtBackward0(Node):
+    """d x^(-1/2) = -x^(-3/2) / 2 = -out^3 / 2."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (out,) = self.saved_arrays()
+        return (grad * (-0.5 * out ** 3),)
+
+
+class ErfBackward0(Node):
+    """d erf(x) = 2/sqrt(pi) e^(-x^2)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * (2 / math.sqrt(math.pi)) * np.exp(-a * a),)
+
+
+class SinhBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * np.cosh(a),)
+
+
+class CoshBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * np.sinh(a),)
+
+
+class AsinBackward0(Node):
+    """d asin(x) = 1 / sqrt(1 - x^2)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad / np.sqrt(1 - a * a),)
+
+
+class AcosBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (-grad / np.sqrt(1 - a * a),)
+
+
+class AtanBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad / (1 + a * a),)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _unary(name, input, fn, node_cls, save_output=False):
+    _check_tensor(name, input)
+    a = input._float_data()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.asarray(fn(a)).astype(a.dtype, copy=False)
+    return _record(out, node_cls, (input,), out if save_output else a)
+
+
+def rsqrt(input):
+    """``1 / sqrt(x)``."""
+    return _unary("rsqrt", input, lambda a: 1 / np.sqrt(a), RsqrtBackward0, save_output=True)
+
+
+def erf(input):
+    """The error function, ``2/sqrt(pi)`` times the integral of ``e^(-t^2)`` from 0 to x."""
+    return _unary("erf", input, _erf, ErfBackward0)
+
+
+def sinh(input):
+    return _unary("sinh", input, np.sinh, SinhBackward0)
+
+
+def cosh(input):
+    return _unary("cosh", input, np.cosh, CoshBackward0)
+
+
+def asin(input):
+    """The inverse sine (nan outside [-1, 1])."""
+    return _unary("asin", input, np.arcsin, AsinBackward0)
+
+
+def acos(input):
+    """The inverse cosine (nan outside [-1, 1])."""
+    return _unary("acos", input, np.arccos, AcosBackward0)
+
+
+def atan(input):
+    return _unary("atan", input, np.arctan, AtanBackward0)
+
+
+def _pair(name, input, other):
+    """Both operands as arrays of their promoted dtype (integers become float32 for ops
+    that only exist for floats) and ``other`` as a Tensor or None."""
+    _check_tensor(name, input)
+    a, b, t = input._operands(other)
+    return a, np.asarray(b, dtype=a.dtype), t
+
+
+class Atan2Backward0(Node):
+    """atan2(y, x): dy = x / (x^2 + y^2), dx = -y / (x^2 + y^2)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        y, x = self.saved_arrays()
+        r2 = x * x + y * y
+        with np.errstate(divide="ignore", invalid="ignore"):
+            recip = np.where(r2 == 0, 0, 1 / r2)  # at (0, 0): 0, as PyTorch
+        return (unbroadcast(grad * x * recip, y.shape), unbroadcast(-grad * y * recip, x.shape))
+
+
+def atan2(input, other):
+    """The angle of the point (other, input), in (-pi, pi]: ``atan(input / other)`` with the
+    quadrant from both signs."""
+    _check_tensor("atan2", other, "other", 2)
+    y, x, _ = _pair("atan2", input, other)
+    if y.dtype.kind != "f":
+        y, x = y.astype(dtypes.DEFAULT_FLOAT), x.astype(dtypes.DEFAULT_FLOAT)
+    return _record(np.arctan2(y, x), Atan2Backward0, (input, other), y, x)
+
+
+class FmodBackward0(Node):
+    """fmod(a, number): slope 1 in a."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (grad,)
+
+
+class FmodBackward1(Node):
+    """fmod(a, b) = a - trunc(a / b) * b: da = 1, db = -trunc(a / b)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, b = self.saved_arrays()
+        return (unbroadcast(grad, a.shape), unbroadcast(-grad * np.trunc(a / b), b.shape))
+
+
+def fmod(input, other):
+    """The remainder of ``input / other`` with the sign of ``input`` (C's fmod; ``%`` takes
+    the sign of ``other``)."""
+    a, b, t = _pair("fmod", input, other)
+    if a.dtype.kind in "iub" and np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.fmod(a, b)
+    if t is None:
+        return _record(out, FmodBackward0, (input,))
+    return _record(out, FmodBackward1, (input, t), a, b)
+
+
+class LerpBackward0(Node):
+    """start + w (end - start) for a number w: d start = 1 - w, d end = w."""
+    __slots__ = ("weight", "shapes")
+
+    def apply(self, grad):
+        start_shape, end_shape = self.shapes
+        return (unbroadcast(grad * (1 - self.weight), start_shape),
+                unbroadcast(grad * self.weight, end_shape))
+
+
+class LerpBackward1(Node):
+    """Tensor weight w: also dw = end - start."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        start, end, w = self.saved_arrays()
+        return (unbroadcast(grad * (1 - w), start.shape), unbroadcast(grad * w, end.shape),
+                unbroadcast(grad * (end - start), w.shape))
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``: the point a fraction ``weight`` of the way from
+    ``input`` to ``end``."""
+    _check_tensor("lerp", input)
+    _check_tensor("lerp", end, "end", 2)
+    start, stop = input._data, end._data
+    if start.dtype != stop.dtype:
+        raise RuntimeError(f"expected dtype {dtypes.from_numpy(start.dtype)} for `end` but got "
+                           f"dtype {dtypes.from_numpy(stop.dtype)}")
+    _refuse_integers("lerp", start, "lerp_kernel_scalar")
+    if isinstance(weight, Tensor):
+        w = weight._data.astype(start.dtype, copy=False)
+        out = (start + w * (stop - start)).astype(start.dtype, copy=False)
+        return _record(out, LerpBackward1, (input, end, weight), start, stop, w)
+    w = float(weight)
+    out = (start + start.dtype.type(w) * (stop - start)).astype(start.dtype, copy=False)
+    return _record(out, LerpBackward0, (input, end), weight=w, shapes=(start.shape, stop.shape))
+
+
+def isinf(input):
+    """True where an element is +inf or -inf."""
+    _check_tensor("isinf", input)
+    return _wrap(np.isinf(input._data))
+
+
+class NanToNumBackward0(Node):
+    """The gradient passes where the element was finite, and is 0 where it was replaced."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (finite,) = self.saved_arrays()
+        return (np.where(finite, grad, 0).astype(grad.dtype, copy=False),)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """nan -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest
+    and smallest finite numbers)."""
+    _check_tensor("nan_to_num", input)
+    a = input._data
+    if a.dtype.kind != "f":
+        return _wrap(a.copy())
+    out = np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
+    return _record(out, NanToNumBackward0, (input,), np.isfinite(a))
+
+
+def _logical(name, fn, input, other):
+    _check_tensor(name, input)
+    _check_tensor(name, other, "other", 2)
+    try:
+        return _wrap(fn(input._data.astype(bool), other._data.astype(bool)))
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(input.shape)}) must match the size of "
+                           f"tensor b ({list(other.shape)}) to broadcast") from None
+
+
+def logical_and(input, other):
+    """True where both elements are nonzero."""
+    return _logical("logical_and", np.logical_and, input, other)
+
+
+def logical_or(input, other):
+    return _logical("logical_or", np.logical_or, input, other)
+
+
+def logical_xor(input, other):
+    return _logical("logical_xor", np.logical_xor, input, other)
+
+
+def count_nonzero(input, dim=None):
+    """How many elements are not zero (along ``dim``: one count per slice), as int64."""
+    _check_tensor("count_nonzero", input)
+    axes = None if dim is None else tuple(input._dims(dim))
+    return _wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))
+
+
+# ------------------------------------------------------------------ reductions
+
+class LogsumexpBackward0(Node):
+    """d logsumexp = softmax: exp(x - out). As in PyTorch, a row of only -inf (out = -inf)
+    gets nan, and so does an element +inf (nothing is special-cased)."""
+    __slots__ = ("axes", "keepdim")
+
+    def apply(self, grad):
+        a, out = self.saved_arrays()
+        if not self.keepdim:
+            grad, out = np.expand_dims(grad, self.axes), np.expand_dims(out, self.axes)
+        with np.errstate(invalid="ignore"):
+            return (grad * np.exp(a - out),)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(x)))`` along ``dim``, computed stably: the largest element is taken out
+    before exp, so large inputs do not overflow (``x.exp().sum().log()`` gives inf)."""
+    _check_tensor("logsumexp", input)
+    a = input._float_data()
+    axes = tuple(input._dims(dim))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        top = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros([1] * a.ndim, a.dtype)
+        top = np.where(np.isfinite(top), top, 0)  # all -inf or an inf: nothing to take out
+        out = np.log(np.sum(np.exp(a - top), axis=axes, keepdims=True)) + top
+    out = out.astype(a.dtype, copy=False)
+    if not keepdim:
+        out = np.squeeze(out, axis=axes)
+    return _record(out, LogsumexpBackward0, (input,), a, out, axes=axes, keepdim=keepdim)
+
+
+class CumprodBackward0(Node):
+    """d out_j / d x_i = prod of x_0..x_j except x_i (j >= i), so
+    grad_i = sum_{j >= i} grad_j * prod_{k <= j, k != i} x_k. Computed that way directly
+    (not as out / x_i), which stays right when an element is 0."""
+    __slots__ = ("axis",)
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        x = np.moveaxis(a, self.axis, -1)
+        g = np.moveaxis(grad, self.axis, -1)
+        n = x.shape[-1]
+        result = np.empty_like(g)
+        for i in range(n):
+            others = x.copy()
+            others[..., i] = 1
+            products = np.cumprod(others, axis=-1)[..., i:]
+            # past another zero the product is 0, even if an inf or nan follows (PyTorch)
+            products[np.cumsum(others == 0, axis=-1)[..., i:] > 0] = 0
+            result[..., i] = np.sum(g[..., i:] * products, axis=-1)
+        return (np.moveaxis(result, -1, self.axis),)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """The running product along ``dim``: ``out[i] = x[0] * x[1] * ... * x[i]``. Integers
+    and bools give int64, as the running sum does."""
+    _check_tensor("cumprod", input)
+    a = input._data
+    axis = input._dim(dim)
+    target = dtypes.to_numpy(dtype) if dtype is not None else (np.int64 if a.dtype.kind in "iub"
+                                                     else a.dtype)
+    a = a.astype(target, copy=False)
+    out = np.cumprod(a, axis=axis) if a.ndim else a.copy()
+    return _record(out, CumprodBackward0, (input,), a, axis=axis)
+
+
+def _moments(name, input, dim, correction, keepdim, std):
+    _check_tensor(name, input)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    spread = input.std if std else input.var
+    kwargs = {"keepdim": keepdim, "correction": 1 if correction is None else correction}
+    if dim is None:
+        results = spread(**kwargs), input.mean()
+    else:
+        results = spread(dim, **kwargs), input.mean(dim, keepdim=keepdim)
+    for t in results:  # PyTorch records both under one node, StdMeanBackward0 / VarMeanBackward0
+        if t._grad_fn is not None:
+            t._grad_fn.__class__ = _renamed(type(t._grad_fn), "StdMeanBackward0" if std
+                                            else "VarMeanBackward0")
+    return results
+
+
+_RENAMED = {}
+
+
+def _renamed(node_cls, name):
+    """``node_cls`` under PyTorch's ``name`` (same backward, a subclass with no new fields)."""
+    key = (node_cls, name)
+    if key not in _RENAMED:
+        _RENAMED[key] = type(name, (node_cls,), {"__slots__": ()})
+    return _RENAMED[key]
+
+
+def std_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
+    """``(std, mean)`` in one call (``correction=1`` by default: divides by N-1)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _moments("std_mean", input, dim, correction, keepdim, std=True)
+
+
+def var_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
+    """``(var, mean)`` in one call."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _moments("var_mean", input, dim, correction, keepdim, std=False)
+
+
+# ------------------------------------------------------------------ sorting and selection
+
+def _values_indices(name):
+    """A ``(values, indices)`` namedtuple printed as PyTorch's ``torch.return_types``."""
+    def __repr__(self):
+        return f"minigrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return type(name, (namedtuple(name, ["values", "indices"]),),
+                {"__slots__": (), "__repr__": __repr__})
+
+
+ValuesIndices = _values_indices("sort")
+_Topk = _values_indices("topk")
+_Median = _values_indices("median")
+
+
+class _PickBackward(Node):
+    """The output took elements of the input at ``indices`` along ``axis``: each gradient
+    goes back to the element it came from."""
+    __slots__ = ("axis", "shape")
+
+    def apply(self, grad):
+        (indices,) = self.saved_arrays()
+        if grad.ndim != indices.ndim:  # a reduction without keepdim
+            grad = np.expand_dims(grad, self.axis)
+        result = np.zeros(self.shape, grad.dtype)
+        np.put_along_axis(result, indices, grad, axis=self.axis)
+        return (result,)
+
+
+class SortBackward0(_PickBackward):
+    __slots__ = ()
+
+
+class SortBackward1(_PickBackward):
+    """sort called with ``stable=`` (PyTorch's other overload)."""
+    __slots__ = ()
+
+
+class TopkBackward0(_PickBackward):
+    __slots__ = ()
+
+
+class MedianBackward1(_PickBackward):
+    __slots__ = ()
+
+
+def _sort_order(a, axis, descending):
+    """Stable order along ``axis`` (equal elements keep their order), nan last as PyTorch
+    puts it (first when descending)."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable")
+    # flip, stable-sort ascending, flip back: equal elements then keep their first-come order
+    flipped = np.flip(a, axis=axis)
+    order = np.flip(np.argsort(flipped, axis=axis, kind="stable"), axis=axis)
+    return a.shape[axis] - 1 - order
+
+
+def sort(input, dim=-1, descending=False, *, stable=None):
+    """``(values, indices)``: the elements sorted along ``dim`` and where each came from.
+    Always stable here (PyTorch's ``stable=False`` may order equal elements either way)."""
+    _check_tensor("sort", input)
+    a = input._data
+    node_cls = SortBackward0 if stable is None else SortBackward1
+    if a.ndim == 0:
+        return ValuesIndices(_record(a.copy(), node_cls, (input,), np.zeros((), np.int64),
+                                     axis=0, shape=()), _wrap(np.zeros((), np.int64)))
+    axis = input._dim(dim)
+    order = _sort_order(a, axis, descending)
+    values = np.take_along_axis(a, order, axis=axis)
+    out = _record(values, node_cls, (input,), order, axis=axis, shape=a.shape)
+    return ValuesIndices(out, _wrap(order.astype(np.int64)))
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
+    along ``dim``, largest first."""
+    _check_tensor("topk", input)
+    a = input._data
+    axis = input._dim(dim)
+    size = a.shape[axis] if a.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"selected index k out of range: k={k} but the dimension has "
+                           f"{size} elements")
+    if a.ndim == 0:
+        return _Topk(_record(a.copy(), TopkBackward0, (input,), np.zeros((), np.int64),
+                             axis=0, shape=()), _wrap(np.zeros((), np.int64)))
+    order = np.take(_sort_order(a, axis, largest), np.arange(k), axis=axis)
+    values = np.take_along_axis(a, order, axis=axis)
+    out = _record(values, TopkBackward0, (input,), order, axis=axis, shape=a.shape)
+    return _Topk(out, _wrap(order.astype(np.int64)))
+
+
+class MedianBackward0(Node):
+    """The median of all elements: as PyTorch, the gradient is shared evenly by every
+    element equal to the median (every nan when the median is nan)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        a, value = self.saved_arrays()
+        chosen = np.isnan(a) if np.isnan(value) else a == value
+        return ((chosen * (grad / chosen.sum())).astype(grad.dtype, copy=False),)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (of an even count, the smaller of the two middle elements, as
+    PyTorch; numpy's median averages them). With ``dim``: ``(values, indices)``."""
+    _check_tensor("median", input)
+    a = input._data
+    if dim is None:
+        if a.size == 0 and a.dtype.kind == "f":
+            return _wrap(np.array(np.nan, a.dtype))  # as PyTorch: the median of nothing
+        if a.size == 0:
+            raise IndexError("median() input tensor cannot be empty")
+        flat = np.sort(a.reshape(-1))  # nan sorts last: a nan makes the median nan
+        value = flat[-1] if a.dtype.kind == "f" and np.isnan(flat[-1]) else \
+            flat[(flat.size - 1) // 2]
+        value = np.asarray(value)
+        return _record(value, MedianBackward0, (input,), a, value)
+    axis = input._dim(dim)
+    order = np.argsort(a, axis=axis, kind="stable") if a.ndim else np.zeros((), np.int64)
+    if a.ndim == 0:
+        return _Median(_record(a.copy(), MedianBackward1, (input,), order, axis=0, shape=()),
+                       _wrap(order))
+    middle = np.take(order, [(a.shape[axis] - 1) // 2], axis=axis)
+    if a.dtype.kind == "f":  # a slice with a nan: its first nan, as PyTorch
+        nan = np.isnan(a)
+        middle = np.where(nan.any(axis, keepdims=True), nan.argmax(axis, keepdims=True), middle)
+    values = np.take_along_axis(a, middle, axis=axis)
+    out_index = middle if keepdim else np.squeeze(middle, axis)
+    out_values = values if keepdim else np.squeeze(values, axis)
+    out = _record(out_values, MedianBackward1, (input,), middle, axis=axis, shape=a.shape)
+    return _Median(out, _wrap(out_index.astype(np.int64)))
+
+
+# ------------------------------------------------------------------ products
+
+class EinsumBackward0(Node):
+    """Each operand's gradient is the einsum of the output's gradient with the other
+    operands, back to that operand's subscripts (indices it alone summed are spread back,
+    repeated ones such as 'ii' write the diagonal)."""
+    __slots__ = ("terms", "output")
+
+    def apply(self, grad):
+        arrays = self.saved_arrays()
+        grads = []
+        for k, (term, array) in enumerate(zip(self.terms, arrays)):
+            if self.inputs[k] is None:
+                grads.append(None)
+                continue
+            others = [(t, x) for i, (t, x) in enumerate(zip(self.terms, arrays)) if i != k]
+            known = set(self.output).union(*[t for t, _ in others])
+            unique = "".join(dict.fromkeys(term))
+            reached = "".join(c for c in unique if c in known)
+            spec = ",".join([self.output] + [t for t, _ in others]) + "->" + reached
+            g = np.einsum(spec, grad, *[x for _, x in others])
+            sizes = {c: array.shape[term.index(c)] for c in unique}
+            g = np.expand_dims(g, [i for i, c in enumerate(unique) if c not in known])
+            g = np.broadcast_to(g, [sizes[c] for c in unique])
+            if len(unique) != len(term):  # a repeated index: write the diagonal
+                full = np.zeros(array.shape, grad.dtype)
+                np.einsum(term + "->" + unique, full)[...] = g
+                g = full
+            grads.append(g)
+        return tuple(grads)
+
+
+def einsum(equation, *operands):
+    """Products and sums given by index letters, as numpy's and PyTorch's einsum:
+    ``einsum('ij,jk->ik', a, b)`` is ``a @ b``, ``einsum('i,i->', u, v)`` the dot product,
+    ``einsum('ii->i', m)`` the diagonal. (No ``...`` in the equation.)"""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for i, t in enumerate(operands):
+        _check_tensor("einsum", t, "operands", i + 2)
+    equation = equation.replace(" ", "")
+    if "." in equation:
+        raise NotImplementedError("einsum(): '...' is not supported by minigrad; name each "
+                                  "dimension with a letter")
+    if "->" in equation:
+        inputs, output = equation.split("->")
+    else:
+        inputs = equation
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
+                           f"equation" if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    arrays = [t._data for t in operands]
+    if len({x.dtype for x in arrays}) > 1:
+        raise RuntimeError(f"einsum(): expected scalar type {_scalar_name(arrays[0].dtype)} "
+                           f"but found {_scalar_name([x.dtype for x in arrays][1])}: give all "
+                           "operands the same dtype")
+    try:
+        out = np.einsum(inputs + "->" + output, *arrays)
+    except ValueError as error:
+        raise RuntimeError(f"einsum(): {error}") from None
+    node_cls = _renamed(EinsumBackward0, _einsum_node_name(terms, output))
+    return _record(np.asarray(out), node_cls, operands, *arrays, terms=terms, output=output)
+
+
+def _einsum_node_name(terms, output):
+    """The name of PyTorch's last node for this einsum: one operand is a permute (or a sum
+    when it sums a letter away); several end in a batched product (a view of it), or in a
+    plain product when the last step sums nothing."""
+    if len(terms) == 1:
+        return "SumBackward1" if set(terms[0]) - set(output) else "PermuteBackward0"
+    left = set().union(*terms[:-1])
+    summed = (left & set(terms[-1])) - set(output)
+    return "ViewBackward0" if summed else "MulBackward0"
+
+
+class AddmmBackward0(Node):
+    """beta * input + alpha * (m1 @ m2)."""
+    __slots__ = ("alpha", "beta", "shape")
+
+    def apply(self, grad):
+        m1, m2 = self.saved_arrays()
+        return (unbroadcast(grad * self.beta, self.shape) if self.inputs[0] else None,
+                self.alpha * (grad @ m2.T) if self.inputs[1] else None,
+                self.alpha * (m1.T @ grad) if self.inputs[2] else None)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` for matrices (input broadcasts): a linear
+    layer's ``bias + x @ W`` in one call."""
+    for position, (name, value) in enumerate((("input", input), ("mat1", mat1),
+                                              ("mat2", mat2)), 1):
+        _check_tensor("addmm", value, name, position)
+    c, m1, m2 = input._data, mat1._data, mat2._data
+    if m1.ndim != 2 or m2.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor" if m1.ndim != 2
+                           else f"mat2 must be a matrix, got {m2.ndim}-D tensor")
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x"
+                           f"{m1.shape[1]} and {m2.shape[0]}x{m2.shape[1]})")
+    if not (c.dtype == m1.dtype == m2.dtype):
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{dtypes.from_numpy(m1.dtype)} != {dtypes.from_numpy(m2.dtype)}")
+    product = m1 @ m2
+    try:
+        out = np.broadcast_to(c, product.shape)
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({product.shape[1]}) must match "
+                           f"the existing size ({c.shape[-1]}) of input") from None
+    out = (beta * c + alpha * product if (beta, alpha) != (1, 1) else c + product)
+    out = out.astype(product.dtype, copy=False)
+    return _record(out, AddmmBackward0, (input, mat1, mat2), m1, m2, alpha=alpha, beta=beta,
+                   shape=c.shape)
+
+
+# ------------------------------------------------------------------ random
+
+class BernoulliBackward0(Node):
+    """A draw does not change smoothly with its probability: gradient 0 (as PyTorch)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        return (np.zeros_like(grad),)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (each element a probability in [0, 1]), else 0; the
+    result has the input's dtype."""
+    _check_tensor("bernoulli", input)
+    probs = input._data
+    _refuse_integers("bernoulli", probs, "bernoulli_tensor_cpu_p_")
+    if p is not None:
+        probs = np.full(probs.shape, p, probs.dtype)
+    if np.any((probs < 0) | (probs > 1)) or np.isnan(probs).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. "
+                           "(bernoulli needs probabilities between 0 and 1)")
+    draws = (numpy_rng(generator).random(probs.shape) < probs).astype(probs.dtype)
+    return _record(draws, BernoulliBackward0, (input,))

@@ -1,0 +1,508 @@
+"""More of ``torch.nn``'s activations and helpers, in their functional forms (``F.silu``,
+``F.elu``, ``F.softplus``, ``F.hardtanh``, ``F.relu6``, ``F.selu``, ``F.mish``,
+``F.softsign``, ``F.logsigmoid``, ``F.normalize``, ``F.cosine_similarity``, ``F.pad``,
+``F.kl_div``) and as modules (``nn.SiLU``, ``nn.ELU``, ..., ``nn.KLDivLoss``), plus the
+containers ``nn.ModuleDict`` and ``nn.ParameterList`` and the layer ``nn.Unflatten``.
+
+Each elementwise activation computes its forward with numpy and records a node under
+PyTorch's name only when a gradient is needed."""
+
+import math
+import warnings
+
+import numpy as np
+
+from ..graph import Node, mark_changed_in_place
+from ..tensor import Tensor, _edge, _needs_grad, _wrap
+from ._arguments import _expect_tensor
+from .module import Module
+from .parameter import Parameter
+
+__all__ = ["silu", "elu", "selu", "softplus", "hardtanh", "relu6", "mish", "softsign",
+           "logsigmoid", "normalize", "cosine_similarity", "pad", "kl_div"]
+MODULES = ["SiLU", "ELU", "SELU", "Softplus", "Hardtanh", "ReLU6", "Mish", "Softsign",
+           "LogSigmoid", "CosineSimilarity", "KLDivLoss", "ModuleDict", "ParameterList",
+           "Unflatten"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _sigmoid(a):
+    return np.exp(-np.logaddexp(0, -a)).astype(a.dtype, copy=False)
+
+
+def _float_input(name, input, kernel):
+    _expect_tensor(name, "input", 1, input)
+    a = input._data
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for {input.dtype}: use a '
+                                  "float tensor (x.float())")
+    return a
+
+
+def _activation(input, value, node):
+    """``value`` as a Tensor, with ``node`` (made only when needed) as its grad_fn."""
+    if _needs_grad(input):
+        return _wrap(value.astype(input._data.dtype, copy=False), node())
+    return _wrap(value.astype(input._data.dtype, copy=False))
+
+
+def _in_place(input, inplace, compute):
+    """``compute(input)``, or with ``inplace`` the same written into ``input``'s memory
+    (recorded in the graph as Tensor.relu_ is) and ``input`` returned."""
+    if not inplace:
+        return compute(input)
+    if input._check_inplace():
+        return input._record_in_place(compute)
+    np.copyto(input._data, compute(input)._data)
+    mark_changed_in_place(input._data)
+    return input
+
+
+# ------------------------------------------------------------------ elementwise activations
+
+class SiluBackward0(Node):
+    """d x s(x) = s (1 + x (1 - s)), s = sigmoid(x)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        s = _sigmoid(a)
+        return (grad * s * (1 + a * (1 - s)),)
+
+
+def silu(input, inplace=False):
+    """``x * sigmoid(x)`` (also called swish)."""
+    _float_input("silu", input, "silu")
+    return _in_place(input, inplace, _silu)
+
+
+def _silu(input):
+    a = input._data
+    return _activation(input, a * _sigmoid(a), lambda: SiluBackward0((_edge(input),), (a,)))
+
+
+class EluBackward0(Node):
+    """scale * (x for x > 0, alpha (e^x - 1) otherwise): slope scale, or scale alpha e^x."""
+    __slots__ = ("alpha", "scale")
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * np.where(a <= 0, self.scale * self.alpha * np.exp(a), self.scale),)
+
+
+class EluBackward1(EluBackward0):
+    """The in-place ELU's node (PyTorch's name; it saves the old values here)."""
+    __slots__ = ()
+
+
+def _elu(name, input, alpha, scale, inplace):
+    _float_input(name, input, "elu")
+    node_cls = EluBackward1 if inplace else EluBackward0
+    return _in_place(input, inplace, lambda t: _elu_of(t, alpha, scale, node_cls))
+
+
+def _elu_of(input, alpha, scale, node_cls):
+    a = input._data
+    with np.errstate(over="ignore"):
+        value = scale * np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0)))
+
+    def node():
+        n = node_cls((_edge(input),), (a,))
+        n.alpha, n.scale = alpha, scale
+        return n
+    return _activation(input, value, node)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise: smooth, and negative outputs
+    down to -alpha."""
+    return _elu("elu", input, float(alpha), 1.0, inplace)
+
+
+def selu(input, inplace=False):
+    """ELU with PyTorch's fixed alpha and scale (self-normalising networks)."""
+    return _elu("selu", input, _SELU_ALPHA, _SELU_SCALE, inplace)
+
+
+class SoftplusBackward0(Node):
+    """d log(1 + e^(beta x)) / beta = sigmoid(beta x); 1 past the threshold."""
+    __slots__ = ("beta", "threshold")
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        z = a * self.beta
+        return (grad * np.where(z > self.threshold, 1, _sigmoid(z)),)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``, a smooth ReLU; ``x`` itself where ``beta * x >
+    threshold`` (there the two agree to float precision)."""
+    a = _float_input("softplus", input, "softplus")
+    z = a * beta
+    value = np.where(z > threshold, a, np.logaddexp(0, z) / beta)
+
+    def node():
+        n = SoftplusBackward0((_edge(input),), (a,))
+        n.beta, n.threshold = beta, threshold
+        return n
+    return _activation(input, value, node)
+
+
+class HardtanhBackward0(Node):
+    """Slope 1 strictly between the bounds, 0 at and beyond them (as PyTorch)."""
+    __slots__ = ("low", "high")
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (np.where((a > self.low) & (a < self.high), grad, 0).astype(grad.dtype),)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``x`` clipped to ``[min_val, max_val]``."""
+    _expect_tensor("hardtanh", "input", 1, input)
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _in_place(input, inplace, lambda t: _hardtanh(t, min_val, max_val))
+
+
+def _hardtanh(input, min_val, max_val):
+    a = input._data
+    value = np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
+
+    def node():
+        n = HardtanhBackward0((_edge(input),), (a,))
+        n.low, n.high = min_val, max_val
+        return n
+    return _activation(input, value, node)
+
+
+def relu6(input, inplace=False):
+    """``min(max(x, 0), 6)``: hardtanh from 0 to 6."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+class MishBackward0(Node):
+    """d x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        t = np.tanh(np.logaddexp(0, a))
+        return (grad * (t + a * _sigmoid(a) * (1 - t * t)),)
+
+
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))``."""
+    _float_input("mish", input, "mish")
+    return _in_place(input, inplace, _mish)
+
+
+def _mish(input):
+    a = input._data
+    return _activation(input, a * np.tanh(np.logaddexp(0, a)),
+                       lambda: MishBackward0((_edge(input),), (a,)))
+
+
+class LogSigmoidBackward0(Node):
+    """d log sigmoid(x) = 1 - sigmoid(x) = sigmoid(-x)."""
+    __slots__ = ()
+
+    def apply(self, grad):
+        (a,) = self.saved_arrays()
+        return (grad * _sigmoid(-a),)
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x))``, computed as ``-log(1 + exp(-x))`` without overflow."""
+    a = _float_input("log_sigmoid", input, "log_sigmoid_forward_cpu")
+    return _activation(input, -np.logaddexp(0, -a),
+                       lambda: LogSigmoidBackward0((_edge(input),), (a,)))
+
+
+def softsign(input):
+    """``x / (1 + |x|)`` (built from tensor ops, as PyTorch does)."""
+    _expect_tensor("softsign", "input", 1, input)
+    return input / (input.abs() + 1)
+
+
+# ------------------------------------------------------------------ vectors
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """Each slice along ``dim`` divided by its p-norm (at least ``eps``): unit vectors."""
+    _expect_tensor("normalize", "input", 1, input)
+    norm = input.norm(p, dim, keepdim=True).clamp_min(eps)
+    return input / norm.expand_as(input)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``: their dot product
+    over the product of their norms (each at least ``eps``)."""
+    _expect_tensor("cosine_similarity", "x1", 1, x1)
+    _expect_tensor("cosine_similarity", "x2", 2, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _constant_pad(a, pad, value):
+    """numpy pad where ``pad`` lists (before, after) from the last dim back; a negative
+    amount crops."""
+    pairs = [(0, 0)] * (a.ndim - len(pad) // 2) + [
+        (pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
+    grown = np.pad(a, [(max(lo, 0), max(hi, 0)) for lo, hi in pairs], constant_values=value)
+    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(pairs, grown.shape))
+    return grown[crop].copy()
+
+
+class ConstantPadNdBackward0(Node):
+    """The gradient of padding is the gradient cropped back (padding by minus the amounts)."""
+    __slots__ = ("pad",)
+
+    def apply(self, grad):
+        return (_constant_pad(grad, [-p for p in self.pad], 0),)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad with ``value`` (default 0): ``pad = (left, right)`` for the last dim, then
+    ``(left, right, top, bottom)`` adds the second to last, and so on."""
+    _expect_tensor("pad", "input", 1, input)
+    if mode != "constant":
+        raise NotImplementedError(f"pad(): mode {mode!r} is not supported by minigrad; "
+                                  "only 'constant'")
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input._data.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input._data.ndim}")
+    a = input._data
+    out = _constant_pad(a, pad, 0 if value is None else value).astype(a.dtype, copy=False)
+    if _needs_grad(input):
+        node = ConstantPadNdBackward0((_edge(input),))
+        node.pad = pad
+        return _wrap(out, node)
+    return _wrap(out)
+
+
+# ------------------------------------------------------------------ KL divergence
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """The KL divergence of ``target`` from the distribution whose log-probabilities are
+    ``input``: ``target * (log(target) - input)`` (0 where target is 0). ``'batchmean'``
+    divides the sum by the batch size, the true KL divergence per example."""
+    _expect_tensor("kl_div", "input", 1, input)
+    _expect_tensor("kl_div", "target", 2, target)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to "
+                      "behave the same as 'batchmean' in the next major release.")
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        t = target._data
+        with np.errstate(divide="ignore", invalid="ignore"):
+            plogp = np.where(t == 0, 0, t * np.log(np.where(t == 0, 1, t)))
+        if _needs_grad(target):
+            plogp = target * target.log()  # differentiable (target > 0 needed there)
+        else:
+            plogp = _wrap(plogp.astype(t.dtype, copy=False))
+        loss = plogp - target * input
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+# ------------------------------------------------------------------ modules
+
+class _Elementwise(Module):
+    """An activation module: ``forward`` calls ``_fn`` with the module's settings."""
+    _fn = None
+    _settings = ()
+
+    def forward(self, input):
+        settings = [getattr(self, k) for k in self._settings]
+        if hasattr(self, "inplace"):
+            settings.append(self.inplace)
+        return type(self)._fn(input, *settings)
+
+    def extra_repr(self):
+        text = ", ".join(f"{k}={getattr(self, k)}" for k in self._settings)
+        return text + (", inplace=True" if getattr(self, "inplace", False) else "")
+
+
+class SiLU(_Elementwise):
+    _fn = silu
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+
+class Mish(SiLU):
+    _fn = mish
+
+
+class SELU(SiLU):
+    _fn = selu
+
+
+class ELU(_Elementwise):
+    _fn = elu
+    _settings = ("alpha",)
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+
+class Softplus(_Elementwise):
+    _fn = softplus
+    _settings = ("beta", "threshold")
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+
+class Hardtanh(_Elementwise):
+    _fn = hardtanh
+    _settings = ("min_val", "max_val")
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Softsign(_Elementwise):
+    _fn = softsign
+
+
+class LogSigmoid(_Elementwise):
+    _fn = logsigmoid
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class KLDivLoss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__()
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input, target):
+        return kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class Unflatten(Module):
+    """Splits dimension ``dim`` into ``unflattened_size`` (the inverse of Flatten)."""
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, input):
+        dim = input._dim(self.dim)
+        shape = tuple(input.shape)
+        return input.reshape(shape[:dim] + self.unflattened_size + shape[dim + 1:])
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class ModuleDict(Module):
+    """Modules by name, registered as submodules (their parameters are the dict's)."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for name, module in items:
+            self.add_module(name, module)
+
+    def __getitem__(self, name):
+        return self._modules[name]
+
+    def __setitem__(self, name, module):
+        self.add_module(name, module)
+
+    def __delitem__(self, name):
+        del self._modules[name]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, name):
+        return name in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+
+class ParameterList(Module):
+    """Parameters in a list, registered as "0", "1", ... (plain tensors become Parameters)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def append(self, value):
+        if not isinstance(value, Parameter):
+            value = Parameter(value)
+        self.register_parameter(str(len(self._parameters)), value)
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+    def __getitem__(self, index):
+        return list(self._parameters.values())[index]
+
+    def __len__(self):
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __repr__(self):
+        lines = [f"    ({name}): Parameter containing: [{p.dtype} of size "
+                 f"{'x'.join(str(n) for n in p.shape)}]" for name, p in self._parameters.items()]
+        return "ParameterList(\n" + "".join(line + "\n" for line in lines) + ")"
