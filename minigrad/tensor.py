@@ -1168,6 +1168,8 @@ class Tensor:
             a = a.astype(dtypes.DEFAULT_FLOAT)
             if isinstance(b, np.ndarray):
                 b = b.astype(dtypes.DEFAULT_FLOAT)
+            elif t is None:
+                b = other  # the number itself: no wrap-around to the int dtype (x / -1)
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = _wrap(a / b)
@@ -1218,8 +1220,10 @@ class Tensor:
     def __pow__(self, exponent):
         if isinstance(exponent, _Number):
             a, e, _ = self._operands(exponent)
-            if a.dtype.kind in "iu" and isinstance(e, int) and e < 0:
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            if a.dtype.kind in "iu" and isinstance(e, int):
+                if exponent < 0:
+                    raise RuntimeError("Integers to negative integer powers are not allowed.")
+                e = int(_number_as(exponent, a.dtype))  # checked, not wrapped (uint8 ** 300)
             with np.errstate(divide="ignore", invalid="ignore"):
                 if e == 2:
                     out = _wrap(a * a)
@@ -1529,6 +1533,9 @@ class Tensor:
                 return self._clamp_by_tensors(low, high)
             low, high = _bound_as_number(low), _bound_as_number(high)
         a = _with_numbers(self._data, low, high)
+        if a.dtype.kind == "b":
+            raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
+                                      "tensor first (t.long())")
         if a.dtype.kind in "iu":
             low, high = _int_bounds(low, high, a.dtype)
         out = np.clip(a, low, high).astype(a.dtype, copy=False)
@@ -1544,6 +1551,9 @@ class Tensor:
         for b in arrays[1:]:
             if b is not None:
                 common = np.empty((1,) * max(common.ndim, b.ndim), dtypes.promote(common, b))
+        if common.dtype.kind == "b" and low is not None and high is not None:
+            raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
+                                      "tensors first (t.long())")
         a, lo, hi = (None if b is None else b.astype(common.dtype, copy=False) for b in arrays)
         try:
             out = a if lo is None else np.maximum(a, lo)
@@ -1591,13 +1601,13 @@ class Tensor:
 
     def masked_fill_(self, mask, value):
         """``masked_fill`` in place: the mask broadcasts to this tensor's shape, not beyond."""
-        if self._check_inplace(value):
+        if self._check_inplace(value, overlapping=True):
             return self._record_in_place(lambda before: before.masked_fill(mask, value))
         out = self.masked_fill(mask, value.detach() if isinstance(value, Tensor) else value)
         if out._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")
-        np.copyto(self._data, out._data)
+        np.copyto(_writable(self._data), out._data)
         mark_changed_in_place(self._data)
         return self
 
@@ -1620,7 +1630,7 @@ class Tensor:
             return self.to(dtype).softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("softmax")
         shifted = np.exp(a - _max_keepdim(a, dim))
-        out = shifted / shifted.sum(axis=dim, keepdims=True)
+        out = shifted / shifted.sum(axis=dim, keepdims=True) if a.size else a.copy()
         result = _wrap(out)
         if _needs_grad(self):
             result._set_grad_fn(d.SoftmaxBackward0((_edge(self),), out, dim))
@@ -1644,7 +1654,7 @@ class Tensor:
         """The values softmax works on: floats only, as in PyTorch (whose kernels have no
         integer version); the probabilities of integers would be a float tensor anyway."""
         a = self._data
-        if a.dtype.kind != "f":
+        if a.dtype.kind != "f" and a.size:  # (empty: PyTorch runs no kernel, keeps the dtype)
             raise NotImplementedError(
                 f'"{name}_lastdim_kernel_impl" not implemented for '
                 f"'{dtypes.scalar_type_name(a.dtype)}': convert the tensor first "
@@ -2165,8 +2175,8 @@ class Tensor:
         try:
             recorded = self._check_inplace(t)
         except RuntimeError:
-            if self._grad_fn is None:  # a leaf: PyTorch's IndexError for a bad index first
-                _indexed(a, index, advanced)
+            if index is not None:  # PyTorch applies ints (and slices) first: their IndexError
+                a[index]
             raise
         if recorded and a.base is not None:  # a view: assign in a copy, record it in the root
             self._record_in_place(lambda before: _assigned(before, key, value))

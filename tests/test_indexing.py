@@ -560,6 +560,8 @@ LEAF_WRITES = {
     "an empty leaf": "x = lib.zeros(0, requires_grad=True); x[0,] = 0",
     "a view of a leaf, bad index": "x = lib.zeros(0, 2, requires_grad=True).squeeze(0); "
                                    "x[lib.tensor([0]),] = 3",
+    "a view of a leaf, bad int index": "x = lib.zeros(3, 3, 0, requires_grad=True)"
+                                       ".permute(2, 0, 1); x[None, lib.tensor(0)] = 1.0",
     "squeeze that squeezes nothing": "x = lib.tensor(0.5, requires_grad=True).squeeze(0); "
                                      "x.copy_(lib.tensor(1.0))",
     "squeeze(-1) of a leaf": "x = lib.ones(2, 3, requires_grad=True).squeeze(-1); "

@@ -78,6 +78,8 @@ GRADIENT_CASES = {
     "std keepdim, one row constant": ([[[2.0, 2.0], [1.0, 4.0]]],
                                       lambda lib, x: x.std(0, keepdim=True)),
     "std of one value": ([[1.5]], lambda lib, x: x.std()),
+    "prod of a 0-dim -inf": ([0.0], lambda lib, x: x.log().prod()),
+    "prod of a 0-dim inf over dim 0": ([0.0], lambda lib, x: (-x.log()).prod(0)),
     "var of one value": ([[1.5]], lambda lib, x: x.var()),
     "std of one value, correction 0": ([[1.5]], lambda lib, x: x.std(correction=0)),
     # clamp with tensor bounds: the bounds get the gradient where they win
@@ -369,6 +371,19 @@ DTYPE_EXPRESSIONS = [
     "lib.tensor([-0.0, -math.inf, math.inf, math.nan, 0.0, -1.0, 4.0]) ** -0.5",
     "lib.tensor([-0.0, -math.inf, 0.0], dtype=lib.float64) ** -0.5",
     "lib.tensor([4, 0]) ** 0.5",
+    # ... but not where the op works in float, and not for an exponent, which is checked
+    "lib.tensor([6, 1, 2], dtype=lib.uint8) / -1",
+    "lib.tensor([6, 1, 2], dtype=lib.int8) / 300",
+    "lib.tensor([1, 2], dtype=lib.uint8) ** -1",
+    "lib.tensor([1, 2], dtype=lib.uint8) ** 300",
+    "lib.tensor([1, 2], dtype=lib.uint8) ** 255",
+    "lib.tensor([1, 2], dtype=lib.int8) ** 200",
+    # clamp of bools, softmax of an empty integer tensor
+    "lib.tensor([True, True]).clamp(lib.tensor(False), lib.tensor(False))",
+    "lib.tensor([True]).clamp(True)",
+    "lib.zeros(1, 0, dtype=lib.uint8).softmax(1)",
+    "lib.zeros(0, dtype=lib.int32).log_softmax(0)",
+    "lib.zeros(2, dtype=lib.int32).log_softmax(0)",
     # in-place subtraction with bools, fill_ of an empty tensor
     "lib.tensor(4, dtype=lib.int32).sub_(lib.tensor(False))",
     "lib.tensor([1.0]).sub_(True)",
