@@ -216,6 +216,8 @@ def _number_as(value, dtype):
     of its range, except that an unsigned one takes an int down to -max, wrapped around
     (``fill_(-1)`` on uint8 gives 255). Floats are truncated toward 0."""
     if dtype.kind in "iu":
+        if isinstance(value, (np.number, np.bool_)):
+            value = value.item()
         if not math.isfinite(value):
             raise _overflow(dtype)
         low, high = _INT_RANGE[dtype]
@@ -298,7 +300,7 @@ def _integer_division(fn, a, b, name):
         raise NotImplementedError(f'"{name}" not implemented for \'Bool\': convert the '
                                   "tensors to integers first (t.long())")
     if kind in "biu":
-        if not np.all(b):  # b, the divisor, may be a number or an array
+        if np.size(a) and not np.all(b):  # b, the divisor, may be a number or an array
             raise RuntimeError("ZeroDivisionError: integer division by zero (in // or %); "
                                "check the divisor, or divide floats (t.float()) to get inf")
         try:
@@ -2023,6 +2025,8 @@ class Tensor:
                 value = a.reshape(target)  # nothing repeated: a writable view, as in PyTorch
             else:
                 value = np.broadcast_to(a, target)  # read-only: one element seen many times
+                if not value.size and a.flags.writeable:  # no element: none seen twice
+                    value = np.lib.stride_tricks.as_strided(a, target, value.strides)
         except ValueError:
             raise RuntimeError(f"The expanded size of the tensor must match the existing size "
                                f"at each non-singleton dimension: cannot expand shape "

@@ -378,6 +378,8 @@ DTYPE_EXPRESSIONS = [
     "lib.tensor([1, 2], dtype=lib.uint8) ** 300",
     "lib.tensor([1, 2], dtype=lib.uint8) ** 255",
     "lib.tensor([1, 2], dtype=lib.int8) ** 200",
+    "lib.zeros(0, dtype=lib.int32) // 0",
+    "lib.zeros(0, 2, dtype=lib.int64) % lib.zeros(2, dtype=lib.int64)",
     # clamp of bools, softmax of an empty integer tensor
     "lib.tensor([True, True]).clamp(lib.tensor(False), lib.tensor(False))",
     "lib.tensor([True]).clamp(True)",

@@ -41,6 +41,7 @@ EXPRESSIONS = [
     "x[:, :1].expand(2, 3, 4).clamp_(0)", "x[:1].expand(2, 3, 4).copy_(lib.ones(2, 3, 4))",
     "x[:, :1].expand(2, 3, 4).zero_()", "x[:1].expand(2, 3, 4).fill_(7)",
     "x[:1].expand(2, 3, 4).masked_fill_(lib.tensor([True, False, False, True]), 7)",
+    "x[:0].expand(-1, 3, 4).mul_(2)", "x[:0].expand(3, 0, 3, 4).add_(1)",
     # empty tensors, 0-dim tensors and empty dim lists
     "lib.zeros(0).reshape(-1)", "lib.zeros(0).view(-1)", "lib.zeros(0, 3).reshape(2, -1)",
     "lib.zeros(0).reshape(1, -1, 3)", "lib.tensor(1.0).flatten(-1, 1)",
