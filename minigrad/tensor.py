@@ -309,9 +309,19 @@ def _integer_division(fn, a, b, name):
             raise _broadcast_error(a, b, name) from None
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
+            if fn is np.remainder:
+                return _wrap(np.asarray(_float_remainder(a, b)))
             return _wrap(np.asarray(fn(a, b)))
     except ValueError:
         raise _broadcast_error(a, b, name) from None
+
+
+def _float_remainder(a, b):
+    """``a % b`` for floats as PyTorch computes it, from fmod: a zero result keeps the sign of
+    ``a`` (numpy's remainder gives it the sign of ``b``: 0 % -2 would be -0.0, and
+    1 / (0 % -2) -inf instead of inf)."""
+    r = np.fmod(a, b)
+    return np.where((r != 0) & ((r < 0) != (np.asarray(b) < 0)), r + b, r)
 
 
 def _bound_as_number(bound):
@@ -1643,8 +1653,8 @@ class Tensor:
             return self.to(dtype).log_softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("log_softmax")
         # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
-        shifted = a - _max_keepdim(a, dim)
         if a.size:
+            shifted = a - _max_keepdim(a, dim)
             out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         else:  # an empty batch, or no classes: log(0) of nothing
             out = a.copy()

@@ -380,6 +380,11 @@ DTYPE_EXPRESSIONS = [
     "lib.tensor([1, 2], dtype=lib.int8) ** 200",
     "lib.zeros(0, dtype=lib.int32) // 0",
     "lib.zeros(0, 2, dtype=lib.int64) % lib.zeros(2, dtype=lib.int64)",
+    "1 / (lib.tensor([0.0, -0.0, 3.0, -3.0, 2.5]) % -2)",
+    "1 / (lib.tensor([0.0, -0.0, 4.0, -4.0, -2.5]) % lib.tensor(2.0, dtype=lib.float64))",
+    "1 / (0.0 % lib.tensor([-2.0, 2.0]))",
+    "lib.tensor([5.5, -5.5, math.inf, 1.0]) % lib.tensor([2.0, 2.0, 2.0, math.inf])",
+    "lib.zeros(0, 2, dtype=lib.bool).log_softmax(0)",
     # clamp of bools, softmax of an empty integer tensor
     "lib.tensor([True, True]).clamp(lib.tensor(False), lib.tensor(False))",
     "lib.tensor([True]).clamp(True)",
