@@ -695,6 +695,8 @@ class ProdBackward0(Node):
 
     def apply(self, grad):
         a, out = self.saved_arrays()
+        if a.ndim == 0:  # the product is the element: gradient 1, also for inf (not inf / inf)
+            return (grad,)
         zeros = np.count_nonzero(a == 0)
         if not zeros:
             return (grad * (out / a),)

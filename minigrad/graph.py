@@ -211,6 +211,18 @@ def mark_changed_in_place(array):
     _InPlace.changed[key] = _InPlace.clock
 
 
+def saved_output_is(node, out, array):
+    """After an in-place op copied its result ``out`` into the tensor's ``array``: ``node``
+    (the op's node) saves ``array`` where it saved ``out`` (the same values), so changing the
+    tensor again later makes backward refuse, as PyTorch's version counter does for
+    ``relu_().relu_()`` (relu's backward needs the output that the second relu_ changed)."""
+    if node is None or not node.saved:
+        return
+    if any(item is out for item in node.saved):
+        node.saved = tuple(array if item is out else item for item in node.saved)
+        node.made_at = _InPlace.clock
+
+
 def note_viewed(node, array, view):
     """A view op's ``node``: remember the ``array`` it viewed when ``view`` shares its memory.
     If that memory is changed in place later, the view's values change but its graph does

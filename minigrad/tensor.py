@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
-                    mark_changed_in_place, note_viewed)
+                    mark_changed_in_place, note_viewed, saved_output_is)
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -116,6 +116,11 @@ VIEW_INPLACE = (
     "Work out of place (y = x[:2] * 0), or assign through the tensor that owns the memory "
     "(h[:2] = 0), which minigrad records.")
 
+_OVERLAPPING_WRITE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location (an expanded tensor). Please clone() the tensor before performing the "
+    "operation.")
+
 # PyTorch's old names for tensors of each dtype, as t.type() prints them.
 _LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
                       "float16": "HalfTensor", "int64": "LongTensor", "int32": "IntTensor",
@@ -183,15 +188,70 @@ def _max_keepdim(a, dim):
     return a.max(axis=dim, keepdims=True)
 
 
+# The range of each integer dtype, for converting Python numbers to it as PyTorch does.
+_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+              for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                        np.uint64)}
+
+
+def _overflow(dtype):
+    return RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+
+
+def _int_operand(value, dtype):
+    """A Python int as the operand of an arithmetic op or comparison with an integer tensor
+    of ``dtype``: PyTorch converts it to that dtype with wrap-around (``uint8 + -1`` adds
+    255, ``uint8 < -1`` compares with 255), where numpy 2 refuses or compares exactly."""
+    low, high = _INT_RANGE[dtype]
+    if low <= value <= high:
+        return value
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError(f"int too big to convert: {value} does not fit in 64 bits")
+    return (value - low) % (high - low + 1) + low
+
+
 def _number_as(value, dtype):
-    """A Python number as a 0-dim array of ``dtype``, refused (as PyTorch does) when an integer
-    dtype cannot hold it: inf, nan, or out of range. Floats are truncated toward 0."""
-    if dtype.kind in "iub":
-        if dtype.kind != "b" and not math.isfinite(value):
-            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
-        if dtype.kind != "b" and not np.iinfo(dtype).min <= int(value) <= np.iinfo(dtype).max:
-            raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    """A Python number as a 0-dim array of ``dtype``, checked as PyTorch checks a fill value,
+    a clamp bound or an assigned number: an integer dtype refuses inf, nan and numbers out
+    of its range, except that an unsigned one takes an int down to -max, wrapped around
+    (``fill_(-1)`` on uint8 gives 255). Floats are truncated toward 0."""
+    if dtype.kind in "iu":
+        if isinstance(value, (np.number, np.bool_)):
+            value = value.item()
+        if not math.isfinite(value):
+            raise _overflow(dtype)
+        low, high = _INT_RANGE[dtype]
+        if dtype.kind == "u" and not isinstance(value, float):
+            low = -high
+        if not low <= value <= high:
+            raise _overflow(dtype)
+        if value < 0 and dtype.kind == "u":
+            value = int(value) + high + 1
     return np.asarray(value).astype(dtype)
+
+
+def _int_bounds(low, high, dtype):
+    """clamp's number bounds for an integer tensor, converted as PyTorch does (``_number_as``:
+    ``clamp_min(-2)`` on uint8 means 254)."""
+    return tuple(None if b is None else _number_as(b, dtype) for b in (low, high))
+
+
+def _writable(a):
+    """``a``, or for an expanded array (read-only: one element seen many times) the same
+    elements as a writable array on the memory it views, for zero_ and fill_, which PyTorch
+    allows on an expanded tensor (every position gets the same value, so overlap is fine)."""
+    if a.flags.writeable:
+        return a
+    base = a.base
+    while base is not None and not base.flags.writeable:
+        base = base.base
+    if base is None:
+        raise RuntimeError(_OVERLAPPING_WRITE)
+    offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    try:
+        return np.ndarray(a.shape, a.dtype, buffer=base, offset=offset, strides=a.strides)
+    except (TypeError, ValueError):  # a base that is not contiguous has no buffer to share
+        raise RuntimeError(_OVERLAPPING_WRITE) from None
 
 
 def _with_numbers(a, *numbers):
@@ -240,7 +300,7 @@ def _integer_division(fn, a, b, name):
         raise NotImplementedError(f'"{name}" not implemented for \'Bool\': convert the '
                                   "tensors to integers first (t.long())")
     if kind in "biu":
-        if not np.all(b):  # b, the divisor, may be a number or an array
+        if np.size(a) and not np.all(b):  # b, the divisor, may be a number or an array
             raise RuntimeError("ZeroDivisionError: integer division by zero (in // or %); "
                                "check the divisor, or divide floats (t.float()) to get inf")
         try:
@@ -249,9 +309,19 @@ def _integer_division(fn, a, b, name):
             raise _broadcast_error(a, b, name) from None
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
+            if fn is np.remainder:
+                return _wrap(np.asarray(_float_remainder(a, b)))
             return _wrap(np.asarray(fn(a, b)))
     except ValueError:
         raise _broadcast_error(a, b, name) from None
+
+
+def _float_remainder(a, b):
+    """``a % b`` for floats as PyTorch computes it, from fmod: a zero result keeps the sign of
+    ``a`` (numpy's remainder gives it the sign of ``b``: 0 % -2 would be -0.0, and
+    1 / (0 % -2) -inf instead of inf)."""
+    r = np.fmod(a, b)
+    return np.where((r != 0) & ((r < 0) != (np.asarray(b) < 0)), r + b, r)
 
 
 def _bound_as_number(bound):
@@ -544,6 +614,13 @@ def _to_index(key, array):
     if not any(isinstance(p, np.ndarray) for p in parts):
         return parts, None
     return _split_advanced(parts, array)
+
+
+def _one_mask(advanced):
+    """Is the advanced part of an index one bool mask (beside full slices)? PyTorch then
+    assigns a one-element value of any dtype as masked_fill_ does."""
+    arrays = [k for k in advanced if isinstance(k, np.ndarray)]
+    return len(arrays) == 1 and arrays[0].dtype.kind == "b"
 
 
 def _is_view_at(value, array, index):
@@ -1031,10 +1108,14 @@ class Tensor:
             if isinstance(other, (np.number, np.bool_)):
                 other = other.item()
             kind = a.dtype.kind
-            if isinstance(other, float) and kind in "biu":
-                a = a.astype(dtypes.DEFAULT_FLOAT)
-            elif isinstance(other, int) and not isinstance(other, bool) and kind == "b":
-                a = a.astype(dtypes.DEFAULT_INT)
+            if kind in "biu":
+                if isinstance(other, float):
+                    a = a.astype(dtypes.DEFAULT_FLOAT)
+                elif kind == "b":
+                    if isinstance(other, int) and not isinstance(other, bool):
+                        a = a.astype(dtypes.DEFAULT_INT)
+                elif isinstance(other, int):
+                    other = _int_operand(other, a.dtype)
             return a, other, None
         if isinstance(other, np.ndarray):
             return self._operands(tensor_from(other))
@@ -1099,6 +1180,8 @@ class Tensor:
             a = a.astype(dtypes.DEFAULT_FLOAT)
             if isinstance(b, np.ndarray):
                 b = b.astype(dtypes.DEFAULT_FLOAT)
+            elif t is None:
+                b = other  # the number itself: no wrap-around to the int dtype (x / -1)
         try:
             with np.errstate(divide="ignore", invalid="ignore"):
                 out = _wrap(a / b)
@@ -1149,10 +1232,20 @@ class Tensor:
     def __pow__(self, exponent):
         if isinstance(exponent, _Number):
             a, e, _ = self._operands(exponent)
-            if a.dtype.kind in "iu" and isinstance(e, int) and e < 0:
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            if a.dtype.kind in "iu" and isinstance(e, int):
+                if exponent < 0:
+                    raise RuntimeError("Integers to negative integer powers are not allowed.")
+                e = int(_number_as(exponent, a.dtype))  # checked, not wrapped (uint8 ** 300)
             with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(a * a if e == 2 else a ** e)
+                if e == 2:
+                    out = _wrap(a * a)
+                elif (e == 0.5 or e == -0.5) and a.dtype.kind == "f":
+                    # PyTorch computes these as sqrt and 1 / sqrt: sqrt(-inf) is nan where
+                    # numpy's power says inf, and 1 / sqrt(-0.0) is -inf
+                    root = np.sqrt(a)
+                    out = _wrap(root if e == 0.5 else 1 / root)
+                else:
+                    out = _wrap(a ** e)
             if a.dtype == np.bool_:  # bool ** bool: numpy says int8, PyTorch bool
                 out._data = out._data.astype(np.bool_)
             if _needs_grad(self):
@@ -1179,8 +1272,9 @@ class Tensor:
         if a.dtype == np.bool_:
             raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
                                       "exponents first (t.long())")
+        base = np.asarray(b, dtype=a.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = _wrap(np.power(np.asarray(b, dtype=a.dtype), a))
+            out = _wrap(_integer_power(base, a) if a.dtype.kind in "iu" else np.power(base, a))
         if _needs_grad(self):
             out._set_grad_fn(d.PowBackward2((_edge(self),), b, a, out._data))
         return out
@@ -1388,6 +1482,9 @@ class Tensor:
 
     def abs(self):
         a = self._data
+        if a.dtype.kind == "b":
+            raise NotImplementedError('"abs_cpu" not implemented for \'Bool\': convert the '
+                                      "tensor first (t.long()), or use it as it is")
         return self._unary(np.abs(a), d.AbsBackward0, (a,))
 
     def sin(self):
@@ -1408,6 +1505,8 @@ class Tensor:
 
     def relu(self):
         a = self._data
+        if a.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
         out = np.maximum(a, 0).astype(a.dtype, copy=False)
         return self._unary(out, d.ReluBackward0, (out,))
 
@@ -1446,6 +1545,11 @@ class Tensor:
                 return self._clamp_by_tensors(low, high)
             low, high = _bound_as_number(low), _bound_as_number(high)
         a = _with_numbers(self._data, low, high)
+        if a.dtype.kind == "b":
+            raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
+                                      "tensor first (t.long())")
+        if a.dtype.kind in "iu":
+            low, high = _int_bounds(low, high, a.dtype)
         out = np.clip(a, low, high).astype(a.dtype, copy=False)
         result = _wrap(out)
         if _needs_grad(self):
@@ -1459,6 +1563,9 @@ class Tensor:
         for b in arrays[1:]:
             if b is not None:
                 common = np.empty((1,) * max(common.ndim, b.ndim), dtypes.promote(common, b))
+        if common.dtype.kind == "b" and low is not None and high is not None:
+            raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
+                                      "tensors first (t.long())")
         a, lo, hi = (None if b is None else b.astype(common.dtype, copy=False) for b in arrays)
         try:
             out = a if lo is None else np.maximum(a, lo)
@@ -1506,13 +1613,13 @@ class Tensor:
 
     def masked_fill_(self, mask, value):
         """``masked_fill`` in place: the mask broadcasts to this tensor's shape, not beyond."""
-        if self._check_inplace(value):
+        if self._check_inplace(value, overlapping=True):
             return self._record_in_place(lambda before: before.masked_fill(mask, value))
-        out = self.masked_fill(mask, value)
+        out = self.masked_fill(mask, value.detach() if isinstance(value, Tensor) else value)
         if out._data.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")
-        np.copyto(self._data, out._data)
+        np.copyto(_writable(self._data), out._data)
         mark_changed_in_place(self._data)
         return self
 
@@ -1535,7 +1642,7 @@ class Tensor:
             return self.to(dtype).softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("softmax")
         shifted = np.exp(a - _max_keepdim(a, dim))
-        out = shifted / shifted.sum(axis=dim, keepdims=True)
+        out = shifted / shifted.sum(axis=dim, keepdims=True) if a.size else a.copy()
         result = _wrap(out)
         if _needs_grad(self):
             result._set_grad_fn(d.SoftmaxBackward0((_edge(self),), out, dim))
@@ -1546,8 +1653,8 @@ class Tensor:
             return self.to(dtype).log_softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("log_softmax")
         # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
-        shifted = a - _max_keepdim(a, dim)
         if a.size:
+            shifted = a - _max_keepdim(a, dim)
             out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         else:  # an empty batch, or no classes: log(0) of nothing
             out = a.copy()
@@ -1559,7 +1666,7 @@ class Tensor:
         """The values softmax works on: floats only, as in PyTorch (whose kernels have no
         integer version); the probabilities of integers would be a float tensor anyway."""
         a = self._data
-        if a.dtype.kind != "f":
+        if a.dtype.kind != "f" and a.size:  # (empty: PyTorch runs no kernel, keeps the dtype)
             raise NotImplementedError(
                 f'"{name}_lastdim_kernel_impl" not implemented for '
                 f"'{dtypes.scalar_type_name(a.dtype)}': convert the tensor first "
@@ -1667,6 +1774,11 @@ class Tensor:
     def _extreme_over(self, dim, keepdim, pick, node_cls, name):
         a = self._data
         every_dim = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+        if a.size == 0 and not every_dim:  # PyTorch checks this before repeated dims
+            for x in (dim,) if isinstance(dim, int) else dim:
+                if a.ndim and a.shape[self._dim(x)] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {x} to have "
+                                     "non-zero size.")
         dims = self._dims(() if every_dim else dim)
         if a.size == 0:  # the max of nothing does not exist
             if every_dim:
@@ -1690,6 +1802,9 @@ class Tensor:
 
     def _arg_extreme(self, dim, keepdim, arg):
         a = self._data
+        if a.dtype.kind == "b":
+            raise RuntimeError(f"{arg.__name__}(): does not support bool input: convert it "
+                               "first (t.long())")
         if dim is None:
             _refuse_empty_reduction(arg.__name__, a, None, IndexError)
             return _wrap(np.asarray(arg(a), dtype=np.int64))
@@ -1823,6 +1938,8 @@ class Tensor:
     # ----------------------------------------------------------------- shapes
 
     def _reshaped(self, value, node_cls):
+        if value is self._data:  # np.squeeze(a, ()) gives a itself: a view op gives a view
+            value = value.view()
         out = _wrap(value)
         if _needs_grad(self):
             out._set_grad_fn(note_viewed(node_cls((_edge(self),), self._data.shape),
@@ -1838,7 +1955,7 @@ class Tensor:
             if n < -1:  # numpy would read any negative size as -1
                 raise RuntimeError(f"invalid shape dimension {n} at index {i} of shape "
                                    f"{list(shape)}: sizes are >= 0, or -1 for the one to infer")
-        if -1 in shape and self._data.size == 0:
+        if -1 in shape and self._data.size == 0 and 0 in shape:
             raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} "
                                "because the unspecified dimension size -1 can be any value "
                                "and is ambiguous")
@@ -1871,9 +1988,9 @@ class Tensor:
 
     def flatten(self, start_dim=0, end_dim=-1):
         shape = self._data.shape
+        start, end = self._dim(start_dim), self._dim(end_dim)
         if not shape:
             return self.reshape(1)
-        start, end = self._dim(start_dim), self._dim(end_dim)
         if start > end:
             raise RuntimeError(f"flatten() has invalid args: start_dim cannot come after "
                                f"end_dim (dims {start} and {end} of a {len(shape)}-D tensor)")
@@ -1891,7 +2008,9 @@ class Tensor:
         a = self._data
         if dim is None:
             return self._reshaped(a.reshape([n for n in a.shape if n != 1]), d.SqueezeBackward0)
-        dims = [x for x in self._dims(dim) if a.ndim and a.shape[x] == 1]
+        # squeeze(()) squeezes nothing (for _dims, no dims means every dim)
+        given = self._dims(dim) if isinstance(dim, int) or len(dim) else ()
+        dims = [x for x in given if a.ndim and a.shape[x] == 1]
         return self._reshaped(np.squeeze(a, axis=tuple(dims)), d.SqueezeBackward1)
 
     def expand(self, *sizes):
@@ -1916,6 +2035,8 @@ class Tensor:
                 value = a.reshape(target)  # nothing repeated: a writable view, as in PyTorch
             else:
                 value = np.broadcast_to(a, target)  # read-only: one element seen many times
+                if not value.size and a.flags.writeable:  # no element: none seen twice
+                    value = np.lib.stride_tricks.as_strided(a, target, value.strides)
         except ValueError:
             raise RuntimeError(f"The expanded size of the tensor must match the existing size "
                                f"at each non-singleton dimension: cannot expand shape "
@@ -2046,21 +2167,31 @@ class Tensor:
 
     def __setitem__(self, key, value):
         a = self._data
+        t = value if isinstance(value, Tensor) else None
+        v = value._data if t is not None else value
+        if t is None and a.dtype.kind in "iu" and isinstance(v, _Number):
+            v = _number_as(v, a.dtype)  # first, as PyTorch: x[::-1] = inf names the value
         try:
             index, advanced = _to_index(key, a)
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
-        t = value if isinstance(value, Tensor) else None
-        v = value._data if t is not None else value
         if t is not None and advanced is None and v.base is not None and _is_view_at(v, a, index):
             return  # x[i] = x[i], the end of x[i] += 1: the view already holds the values
-        if advanced is not None and t is not None and v.dtype != a.dtype and not (
-                v.ndim == 0 and index is None and len(advanced) == 1
-                and advanced[0].dtype.kind == "b"):  # PyTorch's masked_fill_ path
-            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
-                               f"got {self.dtype} for the destination and {t.dtype} for the "
-                               f"source (convert the value first: value.to({self.dtype}))")
-        recorded = self._check_inplace(t)
+        if advanced is not None and t is not None and v.dtype != a.dtype:
+            if v.size == 1 and _one_mask(advanced):
+                # PyTorch's masked_fill_ path: the one value is converted like a number
+                v = _number_as(v.reshape(()).item(), a.dtype)
+            else:
+                raise RuntimeError(
+                    f"Index put requires the source and destination dtypes match, got "
+                    f"{self.dtype} for the destination and {t.dtype} for the source (convert "
+                    f"the value first: value.to({self.dtype}))")
+        try:
+            recorded = self._check_inplace(t)
+        except RuntimeError:
+            if index is not None:  # PyTorch applies ints (and slices) first: their IndexError
+                a[index]
+            raise
         if recorded and a.base is not None:  # a view: assign in a copy, record it in the root
             self._record_in_place(lambda before: _assigned(before, key, value))
             return
@@ -2123,13 +2254,15 @@ class Tensor:
 
     # ----------------------------------------------------------------- in-place updates
 
-    def _check_inplace(self, other=None):
+    def _check_inplace(self, other=None, overlapping=False):
         """True when the update must be recorded in the graph. Raises for a leaf that
         requires grad (PyTorch's rule: nothing changes, and the error says what to do) and
         for a view, whose change minigrad could not record in the tensor it views."""
         t = other if isinstance(other, Tensor) else None
-        if not _needs_grad(self, t):
-            return False
+        if not (overlapping or self._data.flags.writeable):
+            raise RuntimeError(_OVERLAPPING_WRITE)
+        if not _needs_grad(self, t) or self._data.dtype.kind not in "fc":
+            return False  # (an integer or bool tensor cannot require grad)
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
         if self._data.base is not None:
@@ -2153,6 +2286,7 @@ class Tensor:
                                f"output type {self.dtype}")
         np.copyto(self._data, result._data, casting="unsafe")
         mark_changed_in_place(self._data)
+        saved_output_is(result._grad_fn, result._data, self._data)
         self._set_grad_fn(result._grad_fn)
         return self
 
@@ -2210,6 +2344,8 @@ class Tensor:
         if self._check_inplace(other):
             return self._record_in_place(lambda before: out_of_place(before, other))
         b = other._data if isinstance(other, Tensor) else other
+        if type(b) is int and self._data.dtype.kind in "iu":
+            b = _int_operand(b, self._data.dtype)
         try:
             ufunc(self._data, b, out=self._data, casting="same_kind")
         except ValueError:
@@ -2233,6 +2369,9 @@ class Tensor:
         return self._inplace(other, np.add, Tensor.__add__, "+=")
 
     def __isub__(self, other):
+        if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_) or (
+                isinstance(other, Tensor) and other._data.dtype.kind == "b"):
+            raise _bool_subtraction_error()
         return self._inplace(other, np.subtract, Tensor.__sub__, "-=")
 
     def __imul__(self, other):
@@ -2273,16 +2412,18 @@ class Tensor:
                 raise _cannot_hold(bound, self)  # int_tensor.clamp_(min=0.5)
         if self._check_inplace():
             return self._record_in_place(lambda before: before.clamp(low, high))
+        if self._data.dtype.kind in "iu":
+            low, high = _int_bounds(low, high, self._data.dtype)
         np.clip(self._data, low, high, out=self._data)
         mark_changed_in_place(self._data)
         return self
 
     def zero_(self):
         """Set every element to 0 in place (``x.grad.zero_()`` in chapter 4)."""
-        recorded = self._check_inplace()
+        recorded = self._check_inplace(overlapping=True)
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(lambda before: _wrap(np.zeros_like(before._data)))
-        self._data.fill(0)
+        _writable(self._data).fill(0)
         mark_changed_in_place(self._data)
         if recorded:
             self._set_grad_fn(d.ZeroBackward0((_edge(self),)))
@@ -2297,12 +2438,18 @@ class Tensor:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
                                    f"tensor with {value_tensor.ndim} dimensions.")
             value = value_tensor.item()
-        recorded = self._check_inplace(value_tensor)
+        recorded = self._check_inplace(value_tensor, overlapping=True)
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(
                 lambda before: _wrap(np.full_like(before._data, value)) if value_tensor is None
                 else value_tensor.to(self.dtype).expand(self.shape) * 1)
-        self._data.fill(_number_as(value, self._data.dtype))
+        if value_tensor is None:
+            fill = _number_as(value, self._data.dtype)
+        else:  # a tensor's value is cast unchecked, as by .to(dtype)
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                fill = value_tensor._data.astype(self._data.dtype)
+        _writable(self._data).fill(fill)
         mark_changed_in_place(self._data)
         if recorded:
             if value_tensor is None:
@@ -2728,7 +2875,8 @@ def _common(tensors):
         raise RuntimeError("expected a non-empty list of Tensors")
     common = tensors[0]._data.dtype
     for t in tensors[1:]:
-        common = dtypes.promote(np.empty(1, common), t._data)
+        # stack and cat promote a 0-dim tensor like any other (no "wrapped number" rule)
+        common = dtypes.promote(np.empty(1, common), np.empty(1, t._data.dtype))
     return tensors, [t._data.astype(common, copy=False) for t in tensors]
 
 
@@ -2758,8 +2906,14 @@ def cat(tensors, dim=0):
     if isinstance(tensors, (list, tuple)) and not tensors:
         raise ValueError("cat(): expected a non-empty list of Tensors")
     tensors, arrays = _common(tensors)
-    joined = [a for a in arrays if a.shape != (0,)] or arrays
-    dim = _wrap(joined[0])._dim(dim)
+    for i, a in enumerate(arrays):
+        if not a.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated: stack them, or unsqueeze(0) each first")
+    joined = [a for a in arrays if a.shape != (0,)]
+    # only [0]-shaped tensors: PyTorch gives one, whatever the dim
+    dim = _wrap(joined[0])._dim(dim) if joined else 0
+    joined = joined or arrays
     try:
         value = np.concatenate(joined, axis=dim)
     except ValueError:

@@ -553,3 +553,70 @@ def test_random_in_place_changes_of_views_match_pytorch(seed, torch):
         assert (mine is None) == (its is None)
         if its is not None:
             np.testing.assert_allclose(mine, its, rtol=1e-10, atol=1e-12)
+
+
+LEAF_WRITES = {
+    "a bad index into a leaf": "x = lib.zeros(2, 0, requires_grad=True); x[lib.tensor([1]), 0] = 1.0",
+    "an empty leaf": "x = lib.zeros(0, requires_grad=True); x[0,] = 0",
+    "a view of a leaf, bad index": "x = lib.zeros(0, 2, requires_grad=True).squeeze(0); "
+                                   "x[lib.tensor([0]),] = 3",
+    "a view of a leaf, bad int index": "x = lib.zeros(3, 3, 0, requires_grad=True)"
+                                       ".permute(2, 0, 1); x[None, lib.tensor(0)] = 1.0",
+    "squeeze that squeezes nothing": "x = lib.tensor(0.5, requires_grad=True).squeeze(0); "
+                                     "x.copy_(lib.tensor(1.0))",
+    "squeeze(-1) of a leaf": "x = lib.ones(2, 3, requires_grad=True).squeeze(-1); "
+                             "x.masked_fill_(lib.tensor([[False], [False]]), 0.0)",
+}
+
+
+@pytest.mark.parametrize("statement", LEAF_WRITES.values(), ids=LEAF_WRITES.keys())
+def test_writes_into_a_leaf_or_its_views_raise_what_pytorch_raises(statement, torch):
+    errors = []
+    for lib in (mg, torch):
+        with pytest.raises(Exception) as info:
+            exec(statement, {"lib": lib})
+        errors.append(next(c for c in type(info.value).__mro__ if c.__module__ == "builtins"))
+    assert errors[0] is errors[1]
+
+
+@pytest.mark.parametrize("statement", [
+    "x = lib.tensor([1, 2], dtype=lib.uint8); x[0] = -1",
+    "x = lib.tensor([1, 2], dtype=lib.uint8); x[lib.tensor([True, False])] = -255",
+    "x = lib.tensor([1, 2], dtype=lib.int8); x[1:] = 127",
+    "x = lib.tensor([1, 2]); x[0] = 2.7",
+    "x = lib.tensor([1.0, 2.0]); x[lib.tensor([True, False])] = lib.tensor([5.0], dtype=lib.float64)",
+    "x = lib.zeros(2, 2); x[lib.tensor([[True, False], [False, False]])] = "
+    "lib.tensor([7], dtype=lib.uint8)",
+    "x = lib.zeros(2, 2); x[0, lib.tensor([True, False])] = lib.tensor([[7]], dtype=lib.int64)",
+    "x = lib.zeros(2, 2); x[lib.tensor([True, False]), :] = lib.tensor([7.5], dtype=lib.float64)",
+    "x = lib.tensor([1, 2]); x[lib.tensor([True, False])] = lib.tensor([5.9])",
+])
+def test_assigning_numbers_and_one_element_tensors_converts_them_as_pytorch(statement, torch):
+    """Numbers into integer tensors wrap or refuse as fill_ does; a one-element tensor of
+    another dtype assigned through one bool mask is converted like a number."""
+    results = []
+    for lib in (mg, torch):
+        scope = {"lib": lib}
+        exec(statement, scope)
+        x = scope["x"]
+        results.append((str(x.dtype).split(".")[-1], x.tolist()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("statement", [
+    "x = lib.tensor([1, 2], dtype=lib.uint8); x[0] = 300",
+    "x = lib.tensor([1, 2], dtype=lib.uint8); x[0] = -256",
+    "x = lib.tensor([1, 2]); x[0] = float('inf')",
+    "x = lib.tensor([], dtype=lib.int64); x[::-1] = float('inf')",
+    "x = lib.tensor([1, 2]); x[lib.tensor([True, False])] = lib.tensor([float('nan')])",
+    "x = lib.zeros(2); x[lib.tensor([True, True])] = lib.tensor([5.0, 6.0], dtype=lib.float64)",
+    "x = lib.zeros(2, 2); x[lib.tensor([True, False]), lib.tensor([True, False])] = "
+    "lib.tensor([7.0], dtype=lib.float64)",
+])
+def test_assignments_pytorch_refuses_are_refused(statement, torch):
+    errors = []
+    for lib in (mg, torch):
+        with pytest.raises(Exception) as info:
+            exec(statement, {"lib": lib})
+        errors.append(next(c for c in type(info.value).__mro__ if c.__module__ == "builtins"))
+    assert errors[0] is errors[1]

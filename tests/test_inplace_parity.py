@@ -333,3 +333,71 @@ def test_fill_zero_copy_on_a_view_in_the_graph_match_pytorch(op, torch):
         grads = [t.grad.tolist() if t.grad is not None else None for t in (x, v, s)]
         return grads, h.tolist(), h.grad_fn.name().split("::")[-1]
     assert run(mg) == run(torch)
+
+
+def _set_first(t, value):
+    t[0] = value
+    return t
+
+
+# each: (lib, h) -> the tensor to backpropagate from
+SAVED_OUTPUT_CHANGED = {
+    "relu_ twice": lambda lib, h: h.relu_().relu_(),
+    "relu_ then add_": lambda lib, h: h.relu_().add_(1),
+    "relu_ then x[0] = 1": lambda lib, h: _set_first(h.relu_(), 1.0),
+    "relu_ then mul_ of a 0-dim result": lambda lib, h: h.sum().relu_().mul_(2),
+}
+
+
+@pytest.mark.parametrize("change", SAVED_OUTPUT_CHANGED.values(), ids=SAVED_OUTPUT_CHANGED.keys())
+def test_changing_the_output_an_in_place_op_saved_refuses_backward(change, torch):
+    """relu_ keeps its result for backward: changing the tensor again afterwards makes
+    backward refuse, in both libraries."""
+    for lib in (mg, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        t = change(lib, x * 1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            t.sum().backward()
+
+
+def test_relu_in_place_once_still_backpropagates(torch):
+    grads = []
+    for lib in (mg, torch):
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (x * 3).relu_().sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1]
+
+
+WRITES_INTO_INTEGERS = {
+    "copy_": lambda lib, x, v: x.copy_(v),
+    "x[0] = v": lambda lib, x, v: x.__setitem__(0, v),
+}
+
+
+@pytest.mark.parametrize("write", WRITES_INTO_INTEGERS.values(), ids=WRITES_INTO_INTEGERS.keys())
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+def test_writing_a_value_that_requires_grad_into_an_integer_tensor_is_not_recorded(
+        write, dtype, torch):
+    results = []
+    for lib in (mg, torch):
+        x = lib.zeros(2, dtype=getattr(lib, dtype))
+        write(lib, x, lib.tensor(1.5, requires_grad=True))
+        results.append((x.tolist(), x.requires_grad, x.grad_fn is None))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("write", ["x.fill_(v)", "x[...] = v", "x[x == 0] = v",
+                                   "x.masked_fill_(x == 0, v)"])
+def test_minigrad_never_records_a_write_into_an_integer_tensor(write, torch):
+    """A deliberate difference: PyTorch records these (its integer tensor then requires
+    grad, which it refuses everywhere else); minigrad writes the value and records nothing.
+    The values are PyTorch's."""
+    values = []
+    for lib in (mg, torch):
+        x = lib.zeros(2, dtype=lib.int64)
+        exec(write, {"x": x, "v": lib.tensor(1.5, requires_grad=True)})
+        values.append(x.tolist())
+        if lib is mg:
+            assert not x.requires_grad and x.grad_fn is None
+    assert values[0] == values[1]

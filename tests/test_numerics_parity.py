@@ -78,6 +78,8 @@ GRADIENT_CASES = {
     "std keepdim, one row constant": ([[[2.0, 2.0], [1.0, 4.0]]],
                                       lambda lib, x: x.std(0, keepdim=True)),
     "std of one value": ([[1.5]], lambda lib, x: x.std()),
+    "prod of a 0-dim -inf": ([0.0], lambda lib, x: x.log().prod()),
+    "prod of a 0-dim inf over dim 0": ([0.0], lambda lib, x: (-x.log()).prod(0)),
     "var of one value": ([[1.5]], lambda lib, x: x.var()),
     "std of one value, correction 0": ([[1.5]], lambda lib, x: x.std(correction=0)),
     # clamp with tensor bounds: the bounds get the gradient where they win
@@ -328,6 +330,80 @@ DTYPE_EXPRESSIONS = [
     "lib.tensor([1, 0], dtype=lib.uint8).all()",
     "lib.tensor([[1, 0]], dtype=lib.uint8).any(1, keepdim=True)",
     "lib.tensor([[1, 0]], dtype=lib.int32).any(1)",
+    # a Python int with an integer tensor is converted to its dtype with wrap-around
+    "lib.tensor([1, 2], dtype=lib.uint8) + (-1)",
+    "lib.tensor([1, 2], dtype=lib.uint8) - (-1)",
+    "lib.tensor([1, 2], dtype=lib.uint8) * (-1)",
+    "lib.tensor([1, 2], dtype=lib.uint8) % (-1)",
+    "lib.tensor([1, 2], dtype=lib.uint8) // (-1)",
+    "lib.tensor([1, 2], dtype=lib.uint8) + 300",
+    "-1 + lib.tensor([1, 2], dtype=lib.uint8)",
+    "lib.tensor(0, dtype=lib.uint8) < -1",
+    "lib.tensor([1, 2], dtype=lib.uint8) == 257",
+    "lib.tensor([1, 2], dtype=lib.int32) + 2**40",
+    "lib.tensor([1, 2], dtype=lib.int8) * 200",
+    "lib.tensor([1, 2], dtype=lib.uint8) + 2**70",
+    "lib.tensor([1, 2], dtype=lib.uint8).add_(-1)",
+    "lib.tensor([1, 2], dtype=lib.int16).mul_(70000)",
+    # ... and checked, as a fill value: an unsigned dtype takes ints down to -max
+    "lib.tensor([1, 2], dtype=lib.uint8).fill_(-1)",
+    "lib.tensor([1, 2], dtype=lib.uint8).fill_(300)",
+    "lib.tensor([1, 2], dtype=lib.uint8).fill_(-256)",
+    "lib.tensor([1, 2], dtype=lib.uint8).fill_(-1.5)",
+    "lib.tensor([1, 2], dtype=lib.int8).fill_(-128)",
+    "lib.tensor([1, 2], dtype=lib.int8).fill_(-129)",
+    "lib.tensor(1).fill_(math.inf)",
+    "lib.tensor([1, 2], dtype=lib.uint8).masked_fill_(lib.tensor([True, False]), -1)",
+    "lib.tensor([0, 3], dtype=lib.uint8).clamp_min(-2)",
+    "lib.tensor([1, 2], dtype=lib.uint8).clamp(-3, 5)",
+    "lib.tensor([1, 2], dtype=lib.uint8).clamp(0, 300)",
+    "lib.tensor([1, 2], dtype=lib.uint8).clamp_(-3)",
+    "lib.tensor([1, 2], dtype=lib.int32).clamp_(max=2**40)",
+    # integer powers, bools that PyTorch refuses
+    "2 ** lib.tensor([-1, 2, 0])",
+    "(-1) ** lib.tensor([-1, -2, 3])",
+    "lib.tensor([True]).relu()",
+    "lib.tensor([True]).abs()",
+    "lib.tensor([True, False]).argmax()",
+    "lib.tensor([True, False]).argmin(0)",
+    # x ** 0.5 and x ** -0.5 are sqrt and 1 / sqrt in PyTorch, at -0, -inf and nan too
+    "lib.tensor([-0.0, -math.inf, math.inf, math.nan, 0.0, -1.0, 4.0]) ** 0.5",
+    "lib.tensor([-0.0, -math.inf, math.inf, math.nan, 0.0, -1.0, 4.0]) ** -0.5",
+    "lib.tensor([-0.0, -math.inf, 0.0], dtype=lib.float64) ** -0.5",
+    "lib.tensor([4, 0]) ** 0.5",
+    # ... but not where the op works in float, and not for an exponent, which is checked
+    "lib.tensor([6, 1, 2], dtype=lib.uint8) / -1",
+    "lib.tensor([6, 1, 2], dtype=lib.int8) / 300",
+    "lib.tensor([1, 2], dtype=lib.uint8) ** -1",
+    "lib.tensor([1, 2], dtype=lib.uint8) ** 300",
+    "lib.tensor([1, 2], dtype=lib.uint8) ** 255",
+    "lib.tensor([1, 2], dtype=lib.int8) ** 200",
+    "lib.zeros(0, dtype=lib.int32) // 0",
+    "lib.zeros(0, 2, dtype=lib.int64) % lib.zeros(2, dtype=lib.int64)",
+    "1 / (lib.tensor([0.0, -0.0, 3.0, -3.0, 2.5]) % -2)",
+    "1 / (lib.tensor([0.0, -0.0, 4.0, -4.0, -2.5]) % lib.tensor(2.0, dtype=lib.float64))",
+    "1 / (0.0 % lib.tensor([-2.0, 2.0]))",
+    "lib.tensor([5.5, -5.5, math.inf, 1.0]) % lib.tensor([2.0, 2.0, 2.0, math.inf])",
+    "lib.zeros(0, 2, dtype=lib.bool).log_softmax(0)",
+    # clamp of bools, softmax of an empty integer tensor
+    "lib.tensor([True, True]).clamp(lib.tensor(False), lib.tensor(False))",
+    "lib.tensor([True]).clamp(True)",
+    "lib.zeros(1, 0, dtype=lib.uint8).softmax(1)",
+    "lib.zeros(0, dtype=lib.int32).log_softmax(0)",
+    "lib.zeros(2, dtype=lib.int32).log_softmax(0)",
+    # in-place subtraction with bools, fill_ of an empty tensor
+    "lib.tensor(4, dtype=lib.int32).sub_(lib.tensor(False))",
+    "lib.tensor([1.0]).sub_(True)",
+    "lib.tensor(False).sub_(lib.tensor(False))",
+    "lib.zeros(0, dtype=lib.int32).fill_(math.inf)",
+    "lib.zeros(0, dtype=lib.int32).fill_(lib.tensor(math.inf))",
+    "lib.zeros(1, dtype=lib.int32).fill_(lib.tensor(math.inf))",
+    "lib.zeros(1, dtype=lib.uint8).fill_(lib.tensor(300))",
+    "lib.zeros(1, dtype=lib.uint8).fill_(lib.tensor(-1))",
+    # stack and cat promote 0-dim tensors as any others
+    "lib.stack([lib.tensor(0.0), lib.tensor(1.0, dtype=lib.float64)])",
+    "lib.stack([lib.tensor(1), lib.tensor(1.5)])",
+    "lib.cat([lib.tensor([1.0]), lib.tensor([2.0], dtype=lib.float64)])",
 ]
 
 
@@ -502,3 +578,18 @@ def test_running_sums_and_their_gradients_equal_pytorchs_bit_for_bit(dtype, torc
     (ours, our_grad), (theirs, their_grad) = results
     np.testing.assert_array_equal(ours, theirs)
     np.testing.assert_array_equal(our_grad, their_grad)
+
+
+@pytest.mark.parametrize("method", ["std", "var"])
+def test_std_and_var_over_an_empty_dim_list_have_the_gradient_of_every_dim(method, torch):
+    """A deliberate difference: x.std(dim=()) reduces over every dim in both libraries, but
+    PyTorch's backward then gives +-inf; minigrad gives the gradient of x.std()."""
+    def grad(lib, dim):
+        x = lib.tensor([[0.0, 0.0], [1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        out = getattr(x, method)() if dim is None else getattr(x, method)(dim=dim)
+        out.backward()
+        return out.item(), x.grad.numpy()
+    ours, reference = grad(mg, ()), grad(torch, None)
+    assert ours[0] == pytest.approx(reference[0])
+    np.testing.assert_allclose(ours[1], reference[1], rtol=1e-12)
+    assert ours[0] == pytest.approx(grad(torch, ())[0])  # the same value in PyTorch

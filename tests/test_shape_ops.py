@@ -36,6 +36,19 @@ EXPRESSIONS = [
     "x.reshape(lib.tensor(24))",
     # expanding without repeating anything is a plain view: it can be changed in place
     "x.expand(2, 3, 4).add_(1) if True else None", "x.expand(1, 2, 3, 4).mul_(2)",
+    # an expand that repeats elements: only zero_ and fill_ may write into it
+    "x.expand(2, 2, 3, 4).relu_()", "x[:1].expand(2, 3, 4).mul_(2)",
+    "x[:, :1].expand(2, 3, 4).clamp_(0)", "x[:1].expand(2, 3, 4).copy_(lib.ones(2, 3, 4))",
+    "x[:, :1].expand(2, 3, 4).zero_()", "x[:1].expand(2, 3, 4).fill_(7)",
+    "x[:1].expand(2, 3, 4).masked_fill_(lib.tensor([True, False, False, True]), 7)",
+    "x[:0].expand(-1, 3, 4).mul_(2)", "x[:0].expand(3, 0, 3, 4).add_(1)",
+    # empty tensors, 0-dim tensors and empty dim lists
+    "lib.zeros(0).reshape(-1)", "lib.zeros(0).view(-1)", "lib.zeros(0, 3).reshape(2, -1)",
+    "lib.zeros(0).reshape(1, -1, 3)", "lib.tensor(1.0).flatten(-1, 1)",
+    "lib.tensor(1.0).flatten(0, -1)", "x[0, 0, :1].squeeze(())", "x[:1].squeeze([])",
+    "lib.zeros(0).amax((-1, -1))", "lib.zeros(0, 2).amax((1, 1))", "lib.zeros(0, 2).amin((0, 0))",
+    "lib.cat([lib.tensor(1.0), lib.tensor(2.0)])", "lib.cat([lib.tensor(1.0), x], 1)",
+    "lib.cat([lib.zeros(0), lib.zeros(0)], 1)", "lib.cat([lib.zeros(0), x[0, 0, :0]], -2)",
 ]
 
 
@@ -74,5 +87,15 @@ def test_an_expand_that_repeats_nothing_writes_through(torch):
         x = lib.zeros(2, 3)
         x.expand(1, 2, 3)[0, 1].fill_(5)
         x.expand(2, 3).add_(1)
+        results.append(x.numpy())
+    np.testing.assert_array_equal(*results)
+
+
+def test_filling_an_expanded_tensor_writes_into_the_tensor_it_views(torch):
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor([[1.0], [2.0]])
+        x.expand(2, 3)[1].zero_()
+        x[:1].expand(1, 4).fill_(5)
         results.append(x.numpy())
     np.testing.assert_array_equal(*results)
