@@ -94,8 +94,9 @@ test-blas-kernels: setup
 		OPENBLAS_CORETYPE=$$core OPENBLAS_NUM_THREADS=$$threads $(NBVAL) notebooks/; \
 	done; done
 
-# Against the newest releases, in .venv-latest, so that drift is seen on purpose.
+# Against the newest releases, in a new .venv-latest each time, so that drift is seen on purpose.
 test-latest:
+	rm -rf .venv-latest
 	$(MAKE) --no-print-directory VENV=.venv-latest CONSTRAINTS= test-unit test-notebooks
 
 # Rewrite constraints.txt from a fresh install of the newest versions the extras allow.
