@@ -1107,15 +1107,11 @@ class Tensor:
         if isinstance(other, _Number):
             if isinstance(other, (np.number, np.bool_)):
                 other = other.item()
-            kind = a.dtype.kind
-            if kind in "biu":
-                if isinstance(other, float):
-                    a = a.astype(dtypes.DEFAULT_FLOAT)
-                elif kind == "b":
-                    if isinstance(other, int) and not isinstance(other, bool):
-                        a = a.astype(dtypes.DEFAULT_INT)
-                elif isinstance(other, int):
-                    other = _int_operand(other, a.dtype)
+            if a.dtype.kind in "biu":
+                promoted = _with_numbers(a, other)
+                if promoted is a and a.dtype.kind in "iu" and isinstance(other, int):
+                    other = _int_operand(other, a.dtype)  # wraps, as PyTorch: uint8 + -1
+                a = promoted
             return a, other, None
         if isinstance(other, np.ndarray):
             return self._operands(tensor_from(other))
