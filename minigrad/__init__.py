@@ -5,7 +5,7 @@
 The course in ``notebooks/`` builds and explains it chapter by chapter.
 """
 
-from . import autograd, cuda, dtypes
+from . import autograd, cuda, dtypes, ops
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)

@@ -144,15 +144,23 @@ class Function:
 
 # --------------------------------------------------------------------------- grad
 
-def backward(tensors, grad_tensors=None, retain_graph=None):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """``autograd.backward(loss)``: the same as ``loss.backward()``, for one or several."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
     elif isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors]
+    if inputs is not None or (create_graph and len(tensors) == 1):
+        if len(tensors) != 1:
+            raise NotImplementedError("autograd.backward(..., inputs=) takes one tensor")
+        return tensors[0].backward(grad_tensors[0], retain_graph, create_graph, inputs)
     roots, grads = _roots(tensors, grad_tensors)
-    graph.backward(roots, grads, retain_graph=bool(retain_graph))
+    if create_graph:
+        grads = [given if isinstance(given, Tensor) and given.dtype == out.dtype else _wrap(g)
+                 for g, given, out in zip(grads, grad_tensors, tensors)]
+    retain = bool(create_graph if retain_graph is None else retain_graph)
+    graph.backward(roots, grads, retain_graph=retain, create_graph=create_graph)
 
 
 def _roots(outputs, grad_outputs):
@@ -183,9 +191,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
     Unlike ``backward()``, no ``.grad`` is changed.
     """
-    if create_graph:
-        raise NotImplementedError("minigrad does not build graphs of gradients "
-                                  "(create_graph=True): higher-order derivatives are out of scope")
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
@@ -198,8 +203,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
                                "require grad")
     roots, grads = _roots(outputs, grad_outputs)
+    if create_graph:  # a given gradient keeps its history (a vjp of a vjp needs it)
+        grads = [given if isinstance(given, Tensor) and given.dtype == out.dtype else _wrap(g)
+                 for g, given, out in zip(grads, grad_outputs, outputs)]
     targets = [_edge(t) for t in inputs]
-    captured = graph.backward(roots, grads, retain_graph=bool(retain_graph), capture=targets)
+    retain = bool(create_graph if retain_graph is None else retain_graph)
+    captured = graph.backward(roots, grads, retain_graph=retain, capture=targets,
+                              create_graph=create_graph)
     results = []
     for i, (t, node) in enumerate(zip(inputs, targets)):
         g = captured.get(node)
@@ -212,6 +222,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     f"One of the differentiated Tensors (input {i}) appears to not have been "
                     "used in the graph. Set allow_unused=True if this is the desired behavior.")
             results.append(None)
+        elif isinstance(g, Tensor):  # create_graph: the gradient keeps its history
+            if g.dtype != t.dtype:
+                g = g.to(t.dtype)
+            results.append(g if g.shape == t.shape else g.expand(*t.shape))
         else:
             results.append(_wrap(np.array(g, dtype=t._data.dtype).reshape(t._data.shape)))
     return tuple(results)

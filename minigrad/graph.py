@@ -257,6 +257,9 @@ class Node:
 
     __slots__ = ("inputs", "saved", "seq", "made_at", "retained", "__weakref__")
 
+    # Can ``apply`` take a Tensor gradient and record its work (create_graph=True)?
+    twice_differentiable = False
+
     def __init__(self, inputs, saved=()):
         self.inputs = inputs
         self.saved = saved
@@ -298,6 +301,7 @@ class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into ``.grad``."""
 
     __slots__ = ("_variable",)
+    twice_differentiable = True
 
     def __init__(self, variable):
         super().__init__(())
@@ -404,31 +408,50 @@ def _unshared(deliveries, grads):
     return [uses[key] == 1 for key in memory]
 
 
-def backward(roots, grads, retain_graph=False, capture=None):
-    """Push ``grads`` (arrays) back from the ``roots`` nodes through the graph.
+def backward(roots, grads, retain_graph=False, capture=None, create_graph=False):
+    """Push ``grads`` back from the ``roots`` nodes through the graph.
 
     Without ``capture`` the leaves receive their gradients (``AccumulateGrad``). With a
     list of nodes in ``capture``, nothing is accumulated: the gradient arriving at each of
     those nodes is returned instead (this is ``autograd.grad``).
 
+    ``grads`` are arrays, and every node computes with arrays, recording nothing. With
+    ``create_graph=True`` they are Tensors and the walk runs in grad mode: each node's
+    formula is recorded as it runs, so the gradients have a graph of their own.
+
     Every check happens before anything changes, and leaves are only touched after every
     node has run, so an error leaves all ``.grad`` as they were.
     """
     order = execution_order(roots)
+    if create_graph:
+        _check_twice_differentiable(order)
     captured = {} if capture is not None else None
     capture_set = set(capture) if capture is not None else ()
     deliveries = []  # AccumulateGrad nodes and retained non-leaf gradients, applied last
-    with np.errstate(all="ignore"):  # inf and nan propagate silently, as in PyTorch
+    with np.errstate(all="ignore"), set_grad_enabled(create_graph):
+        # inf and nan propagate silently, as in PyTorch
         _collect(propagate(order, roots, grads), captured, capture_set, deliveries)
-
-    for (node, grad), owned in zip(deliveries, _unshared(deliveries, grads)):
-        if type(node) is AccumulateGrad:
-            node.apply(grad, owned)
-        else:
-            tensor = node.retained()
-            if tensor is not None:
-                tensor._accumulate_grad(grad, owned)
+        owned = [False] * len(deliveries) if create_graph else _unshared(deliveries, grads)
+        for (node, grad), owns in zip(deliveries, owned):
+            if type(node) is AccumulateGrad:
+                node.apply(grad, owns)
+            else:
+                tensor = node.retained()
+                if tensor is not None:
+                    tensor._accumulate_grad(grad, owns)
     if not retain_graph:
         for node in order:
             node.release()
     return captured
+
+
+def _check_twice_differentiable(order):
+    """Refuse create_graph=True through a node whose backward cannot be recorded: its
+    gradient would have no history, and a second derivative through it would be silently
+    wrong."""
+    for node in order:
+        if not node.twice_differentiable:
+            raise NotImplementedError(
+                f"{node.name()} cannot build a graph of its gradient yet, so "
+                "create_graph=True (a second derivative) cannot pass through it. Compute "
+                "this part without create_graph, or write the op as a minigrad.ops.Op.")

@@ -17,6 +17,8 @@ import numpy as np
 
 from . import dtypes, printing
 from . import derivatives as d
+from .ops.op import Op
+from .ops import arithmetic, reductions
 from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
                     mark_changed_in_place, note_viewed, saved_output_is)
 
@@ -781,6 +783,8 @@ class Tensor:
         """``self.grad += grad`` (what AccumulateGrad does): the first gradient is stored,
         later ones are added in place, so gradients add up until someone zeroes them. The
         first is copied unless the engine says nothing else refers to it (``owned``)."""
+        if type(grad) is Tensor:
+            return self._accumulate_grad_graph(grad)
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
         if self._grad is None:
@@ -792,6 +796,21 @@ class Tensor:
             self._grad._data += grad
         else:
             raise self._grad_shape_error(grad)
+
+    def _accumulate_grad_graph(self, grad):
+        """The same under ``create_graph=True``: ``grad`` has a history, and so does
+        ``.grad``: a copy of the first gradient, then ``.grad + grad`` (out of place, as
+        in PyTorch, so the gradient before stays as it was)."""
+        if grad.shape != self._data.shape:
+            grad = grad.expand(*self._data.shape)
+        if grad.dtype != self.dtype:
+            grad = grad.to(self.dtype)
+        if self._grad is None:
+            self._grad = _wrap(np.empty_like(self._data, order="C")).copy_(grad)
+        elif self._grad.shape == grad.shape:
+            self._grad = self._grad + grad
+        else:
+            raise self._grad_shape_error(grad._data)
 
     def _broadcast_grad(self, grad):
         """A gradient of another shape, broadcast to this tensor's (or PyTorch's error)."""
@@ -814,10 +833,6 @@ class Tensor:
         """Compute the gradient of this tensor with respect to every leaf that requires grad
         and add it into each leaf's ``.grad``. The graph is freed afterwards unless
         ``retain_graph=True``."""
-        if create_graph:
-            raise NotImplementedError(
-                "minigrad does not build graphs of gradients (create_graph=True): "
-                "higher-order derivatives are out of the course's scope")
         if not self._requires_grad:
             raise RuntimeError(
                 "element 0 of tensors does not require grad and does not have a grad_fn. "
@@ -838,16 +853,20 @@ class Tensor:
                     f"Mismatch in shape: grad_output[0] has a shape of {Size(grad.shape)} "
                     f"and output[0] has a shape of {self.shape}.")
             grad = grad.astype(self._data.dtype, copy=False)
-        retain = bool(retain_graph)
+        retain = bool(create_graph if retain_graph is None else retain_graph)
         if inputs is not None:
             from .autograd import grad as _grad
             ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-            results = _grad([self], ins, [_wrap(grad)], retain_graph=retain, allow_unused=True)
+            results = _grad([self], ins, [_wrap(grad)], retain_graph=retain,
+                            create_graph=create_graph, allow_unused=True)
             for t, g in zip(ins, results):
                 if g is not None:
-                    t._accumulate_grad(g._data)
+                    t._accumulate_grad(g if create_graph else g._data)
             return None
-        _run_backward([_edge(self)], [grad], retain_graph=retain)
+        if create_graph:
+            grad = gradient if isinstance(gradient, Tensor) and gradient.dtype == self.dtype \
+                else _wrap(grad)
+        _run_backward([_edge(self)], [grad], retain_graph=retain, create_graph=create_graph)
         return None
 
     def detach(self):
@@ -1125,12 +1144,9 @@ class Tensor:
     def __add__(self, other):
         a, b, t = self._operands(other)
         try:
-            out = _wrap(a + b)
+            return arithmetic.AddBackward0.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "+") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.AddBackward0(_edges(self, t), a.shape, np.shape(b)))
-        return out
 
     __radd__ = __add__
 
@@ -1140,12 +1156,9 @@ class Tensor:
             raise _bool_subtraction_error()
         a, b, t = self._operands(other)
         try:
-            out = _wrap(a - b)
+            return arithmetic.SubBackward0.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "-") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.SubBackward0(_edges(self, t), a.shape, np.shape(b)))
-        return out
 
     def __rsub__(self, other):
         if isinstance(other, Tensor):
@@ -1161,12 +1174,9 @@ class Tensor:
     def __mul__(self, other):
         a, b, t = self._operands(other)
         try:
-            out = _wrap(a * b)
+            return arithmetic.MulBackward0.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "*") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.MulBackward0(_edges(self, t), a, b))
-        return out
 
     __rmul__ = __mul__
 
@@ -1277,14 +1287,11 @@ class Tensor:
 
     def __neg__(self):
         try:
-            out = _wrap(-self._data)
+            return arithmetic.NegBackward0.run((self,), self._data)
         except TypeError:  # numpy's refusal for bools
             raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                                "If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.") from None
-        if _needs_grad(self):
-            out._set_grad_fn(d.NegBackward0((_edge(self),)))
-        return out
 
     def __pos__(self):
         return self
@@ -1694,15 +1701,8 @@ class Tensor:
         if a.dtype.kind in "biu" and dtype is None:
             a = a.astype(dtypes.DEFAULT_INT, copy=False)
         if dim is None:
-            out = _wrap(np.asarray(a.sum(keepdims=keepdim), dtype=a.dtype))
-            if _needs_grad(self):
-                out._set_grad_fn(d.SumBackward0((_edge(self),), a.shape))
-            return out
-        dims = self._dims(dim)
-        out = _wrap(np.asarray(a.sum(axis=dims, keepdims=keepdim), dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.SumBackward1((_edge(self),), a.shape, dims, keepdim))
-        return out
+            return reductions.SumBackward0.run((self,), a, keepdim=keepdim)
+        return reductions.SumBackward1.run((self,), a, dims=self._dims(dim), keepdim=keepdim)
 
     def mean(self, dim=None, keepdim=False, dtype=None):
         a = self._data if dtype is None else self._data.astype(dtypes.to_numpy(dtype))
@@ -2950,6 +2950,9 @@ def where(condition, input=None, other=None):
                                           x.shape, np.shape(y)))
     return out
 
+
+Op.wrap = staticmethod(_wrap)  # the ops make their results through these two
+Op.edge = staticmethod(_edge)
 
 from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
 from . import shape_ops as _shape  # noqa: E402  (as extra_ops)

@@ -1,0 +1,37 @@
+"""Every differentiable op of minigrad, defined in one place each (chapters 2, 3 and 5).
+
+Where an op lives
+-----------------
+One class per op, named like PyTorch's node for it (``x * y`` makes a ``MulBackward0``),
+grouped by family:
+
+* ``op.py``: ``Op``, the base class, and the one path that runs and records every op;
+* ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
+  spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
+* ``arithmetic.py``: ``+ - * /``, powers and the other operators;
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+
+How to add an op
+----------------
+Write ``forward`` on numpy arrays (save what backward needs with ``save_for_backward``)
+and ``backward`` from the output's gradient and the saved values, in operations arrays and
+Tensors both understand, then call ``YourOpBackward0.run((tensor, ...))``::
+
+    class CubeBackward0(Op):
+        def forward(self, a):
+            self.save_for_backward(a)
+            return a ** 3
+
+        def backward(self, grad, a):
+            return grad * 3 * a * a
+
+    y = CubeBackward0.run((x,))   # y.grad_fn is <CubeBackward0>
+
+That is all: ``y.backward()`` runs the formula on arrays, and
+``autograd.grad(y, x, create_graph=True)`` runs it on Tensors, so it is recorded and
+second derivatives come for free.
+"""
+
+from .op import Op
+
+__all__ = ["Op"]

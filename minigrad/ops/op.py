@@ -1,0 +1,180 @@
+"""``Op``: one differentiable op, defined in one place (chapters 2, 3 and 5).
+
+An op is a class named like PyTorch's node for it (``MulBackward0``) with two methods::
+
+    class MulBackward0(Op):
+        '''a * b'''
+
+        def forward(self, a, b):             # numpy arrays in, a numpy array out
+            self.save_for_backward(a, b)     # what backward will need
+            return a * b
+
+        def backward(self, grad, a, b):      # the saved values come back as arguments
+            return grad * b, grad * a        # one gradient per input of forward
+
+``MulBackward0.run((x, y), x_array, y_array)`` runs ``forward`` and, when ``x`` or ``y``
+requires grad (and grad mode is on), keeps the op object itself as the new tensor's
+``grad_fn``: the object that computed the forward pass is the node that runs backward.
+
+``backward`` is written once, in operations that numpy arrays and Tensors both have
+(``*``, ``/``, ``@``, ``.sum``, and the helpers of ``formulas``). A plain ``backward()``
+hands it arrays (fast, nothing recorded); ``backward(create_graph=True)`` hands it Tensors
+(the saved inputs themselves, with their history), so the gradient is itself recorded
+and can be differentiated again.
+
+Gradients are summed back to each input's shape after ``backward`` (the backward of
+broadcasting, ``formulas.sum_to``), so a formula never has to.
+"""
+
+import numpy as np
+
+from ..graph import FREED_MESSAGE, Node, _GradMode
+from . import formulas
+
+__all__ = ["Op"]
+
+_new = object.__new__
+_ndarray = np.ndarray
+_OUTPUT = -1  # where a saved value came from: the op's own output
+_NOTHING_NEEDED = [(None,) * n for n in range(8)]  # the inputs of an op that records nothing
+
+
+class Op(Node):
+    """Base of every built-in differentiable op: ``forward`` on arrays, ``backward`` on
+    arrays or Tensors, and ``run`` to do both the computing and the recording."""
+
+    # tensors: the input Tensors (None for a number operand), for create_graph.
+    # arrays: what forward got for them (promoted): their shapes, and where saved values
+    # came from (an input, the output, or neither).
+    # output_at: where the output is among the saved values (None: not saved).
+    __slots__ = ("tensors", "arrays", "output_at")
+
+    twice_differentiable = True
+    wrap = None  # Tensor's fast constructor, wrap(array, grad_fn): set by tensor.py
+    edge = None  # the node that receives a tensor's gradient: set by tensor.py
+
+    # ----------------------------------------------------------------- what an op writes
+
+    def forward(self, *arrays, **options):
+        """The op on numpy arrays; returns the output array."""
+        raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
+    def backward(self, grad, *saved):
+        """The gradient of each input, from the output's gradient and the saved values."""
+        raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+    def save_for_backward(self, *values):
+        """Keep ``values`` (inputs, the output, or other arrays forward computed): backward
+        receives them as arguments, in this order."""
+        self.saved = values
+
+    @property
+    def needs_input_grad(self):
+        """For each input: does its gradient go anywhere? (Skip work for those that don't.)"""
+        return tuple([node is not None for node in self.inputs])
+
+    # ----------------------------------------------------------------- recording
+
+    @classmethod
+    def run(cls, tensors, *arrays, **options):
+        """Compute ``forward(*arrays, **options)`` and return it as a Tensor, recorded when
+        one of ``tensors`` (the Tensors the arrays came from, None for a plain number)
+        requires grad and grad mode is on. Without ``arrays``, forward gets the tensors'
+        own arrays: ``CubeBackward0.run((x,))``."""
+        if not arrays:
+            arrays = tuple([t._data for t in tensors])
+        op = _new(cls)
+        op.saved = ()
+        recording = False
+        if _GradMode.enabled:
+            for t in tensors:
+                if t is not None and t._requires_grad:
+                    recording = True
+                    break
+        if recording:  # linked before forward runs, so that forward can ask needs_input_grad
+            edge = cls.edge
+            Node.__init__(op, tuple([None if t is None else edge(t) for t in tensors]))
+        else:
+            op.inputs = _NOTHING_NEEDED[len(tensors)]
+        out = op.forward(*arrays, **options)
+        if type(out) is not _ndarray:
+            out = op._own_output(out)
+        if not recording:
+            return cls.wrap(out)
+        op.tensors = tensors
+        op.arrays = arrays
+        op.output_at = None
+        for i, value in enumerate(op.saved):
+            if value is out:
+                op.output_at = i
+        return cls.wrap(out, op)
+
+    def _own_output(self, scalar):
+        """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs
+        an array (its memory can change in place), and a saved output must be that array."""
+        out = scalar.__array__()  # the fastest way from a numpy scalar to its array
+        if self.saved:
+            self.saved = tuple([out if value is scalar else value for value in self.saved])
+        return out
+
+    # ----------------------------------------------------------------- running backward
+
+    def apply(self, grad):
+        """What the engine calls: the gradient of the output (an array, or a Tensor under
+        ``create_graph=True``) -> one gradient per input, each of its input's shape."""
+        saved = self.saved
+        if saved is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if type(grad) is _ndarray or isinstance(grad, np.generic):  # (a 0-dim result: a scalar)
+            grads = self.backward(grad, *saved)
+        else:
+            grads = self.backward(grad, *self.saved_tensors(grad))
+        if type(grads) is not tuple:
+            grads = (grads,)
+        # the input of an edge is a tensor, so its ``array`` an array
+        return tuple([None if node is None or g is None else
+                      g if g.shape == array.shape else formulas.sum_to(g, array.shape)
+                      for g, array, node in zip(grads, self.arrays, self.inputs)])
+
+    @property
+    def shapes(self):
+        """The shape of each input, as forward saw it."""
+        return tuple([np.shape(a) for a in self.arrays])
+
+    def saved_tensors(self, like):
+        """The saved values as Tensors that carry their history (for create_graph): an input
+        is the input tensor itself (cast to the dtype forward saw), the output is a tensor
+        whose grad_fn is this node, anything else a constant."""
+        values = self.saved_arrays()
+        wrap = self.wrap
+        result = []
+        for k, value in enumerate(values):
+            source = _OUTPUT if k == self.output_at else _source(value, self.arrays)
+            if source is None:
+                result.append(value if value is None or not isinstance(value, _ndarray)
+                              else wrap(value))
+            elif source == _OUTPUT:
+                result.append(wrap(value, self))
+            else:
+                t = self.tensors[source]
+                if t is None:
+                    result.append(value if not isinstance(value, _ndarray) else wrap(value))
+                elif t._data.dtype != value.dtype:
+                    result.append(t.to(value.dtype))
+                else:
+                    result.append(t)
+        return result
+
+    def release(self):
+        if self.saved:
+            self.saved = None
+            self.tensors = self.arrays = None
+
+
+def _source(value, arrays):
+    """Where a saved value came from: the index of the input array it is, or None (a
+    number, or an array forward computed on the side: a constant of the graph)."""
+    for i, array in enumerate(arrays):
+        if value is array and type(value) is _ndarray:
+            return i
+    return None
