@@ -249,114 +249,6 @@ class PowBackward2(Node):
         return (grad * out * _zero_safe_log(np.asarray(self.base, dtype=out.dtype), exponent),)
 
 
-class ExpBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (grad * out,)
-
-
-class LogBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad / a,)
-
-
-class SqrtBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (grad / (2 * out),)
-
-
-class ReciprocalBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (-grad * (out * out),)  # as PyTorch groups it: inf * (tiny² = 0) is nan
-
-
-class AbsBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * sign(a),)
-
-
-class SinBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * np.cos(a),)
-
-
-class CosBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (-grad * np.sin(a),)
-
-
-class TanhBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (grad * (1 - out * out),)
-
-
-class SigmoidBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (grad * out * (1 - out),)
-
-
-class ReluBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (zero_where(out <= 0, grad),)  # PyTorch's threshold_backward: nan passes
-
-
-class LeakyReluBackward0(Node):
-    """leaky_relu(a): the gradient passes where a > 0 and is scaled by the slope elsewhere."""
-    __slots__ = ("slope",)
-
-    def __init__(self, inputs, a, slope):
-        super().__init__(inputs, (a,))
-        self.slope = slope
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (np.where(a > 0, grad, grad * self.slope),)
-
-
-class LeakyReluBackward1(LeakyReluBackward0):
-    """leaky_relu in place: as LeakyReluBackward0, but read from the result (slope >= 0 only)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        # PyTorch keeps only the result, whose sign a negative slope flips: it refuses then.
-        if self.slope < 0:
-            raise RuntimeError(
-                "In-place leakyReLu backward calculation is triggered with a negative slope "
-                "which is not supported. This is caused by calling in-place forward function "
-                "with a negative slope, please call out-of-place version instead "
-                "(F.leaky_relu(x, slope) or nn.LeakyReLU(slope) without inplace=True).")
-        return super().apply(grad)
-
-
 class ClampBackward1(Node):
     """clamp with number bounds: the gradient passes where min <= a <= max, and is 0 where a
     was clamped (or is nan)."""
@@ -400,25 +292,6 @@ class ClampBackward0(Node):
         return tuple(None if node is None else
                      unbroadcast(keep_where(np.broadcast_to(mask, grad.shape), grad), array.shape)
                      for node, mask, array in zip(self.inputs, gets, (a, low, high)))
-
-
-class ToCopyBackward0(Node):
-    """A dtype conversion: the gradient goes back in the input's dtype."""
-    __slots__ = ("dtype",)
-
-    def __init__(self, inputs, dtype):
-        super().__init__(inputs)
-        self.dtype = dtype
-
-    def apply(self, grad):
-        return (grad.astype(self.dtype, copy=False),)
-
-
-class CloneBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (grad,)
 
 
 class RemainderBackward0(Node):
@@ -474,8 +347,6 @@ class FillBackward0(Node):
 
 
 ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
-# sign is flat wherever it has a slope at all: its gradient is 0 (PyTorch records it too)
-SignBackward0 = type("SignBackward0", (FillBackward0,), {"__slots__": ()})
 # PyTorch's name for t.fill_(number); FillBackward0 is the out-of-place torch.fill's.
 FillBackward2 = type("FillBackward2", (FillBackward0,), {"__slots__": ()})
 

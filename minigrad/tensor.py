@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, reductions
+from .ops import activations, arithmetic, pointwise, reductions
 from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
                     mark_changed_in_place, note_viewed, saved_output_is)
 
@@ -382,11 +382,7 @@ def _mean(a, axis, keepdims):
         return a.mean(axis=axis, keepdims=keepdims)
 
 
-def _sigmoid(a):
-    """1 / (1 + e^-a) for an array, computed as PyTorch does. Where e^-a overflows to inf the
-    result is exactly 0 (float32 below -88.7), which is also what PyTorch prints."""
-    with np.errstate(over="ignore"):
-        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+_sigmoid = pointwise._sigmoid  # (of an array: the losses use it too)
 
 
 def _broadcast_error(a, b, op):
@@ -1100,10 +1096,9 @@ class Tensor:
         numpy_dtype = np.dtype(numpy_dtype)
         if self._data.dtype == numpy_dtype:
             return self
-        out = _wrap(self._data.astype(numpy_dtype))
-        if numpy_dtype.kind == "f" and _needs_grad(self):
-            out._set_grad_fn(d.ToCopyBackward0((_edge(self),), self._data.dtype))
-        return out
+        if numpy_dtype.kind == "f":
+            return pointwise.ToCopyBackward0.run((self,), self._data, numpy_dtype)
+        return _wrap(self._data.astype(numpy_dtype))
 
     def _set_grad_fn(self, node):
         self._grad_fn = node
@@ -1426,11 +1421,7 @@ class Tensor:
 
     def sign(self):
         """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
-        a = self._data
-        out = _wrap(a.copy() if a.dtype == np.bool_ else d.sign(a))
-        if _needs_grad(self):
-            out._set_grad_fn(d.SignBackward0((_edge(self),)))
-        return out
+        return pointwise.SignBackward0.run((self,), self._data)
 
     def all(self, dim=None, keepdim=False):
         return self._test(np.all, dim, keepdim)
@@ -1453,65 +1444,42 @@ class Tensor:
             return a.astype(dtypes.DEFAULT_FLOAT)
         return a
 
-    def _unary(self, value, node_cls, saved):
-        if _needs_grad(self):
-            if type(value) is not _ndarray:
-                # A numpy scalar (the input is 0-dim): a node that saves the result must hold
-                # the result's own storage, so that a change of it in place is noticed.
-                scalar, value = value, value.__array__()
-                saved = tuple([value if s is scalar else s for s in saved])
-            return _wrap(value, node_cls((_edge(self),), saved))
-        return _wrap(value)
-
     def exp(self):
-        with np.errstate(over="ignore"):  # inf, silently, as in PyTorch
-            out = np.exp(self._float_data())
-        return self._unary(out, d.ExpBackward0, (out,))
+        return pointwise.ExpBackward0.run((self,), self._float_data())
 
     def log(self):
-        a = self._float_data()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return self._unary(np.log(a), d.LogBackward0, (a,))
+        return pointwise.LogBackward0.run((self,), self._float_data())
 
     def sqrt(self):
-        with np.errstate(invalid="ignore"):
-            out = np.sqrt(self._float_data())
-        return self._unary(out, d.SqrtBackward0, (out,))
+        return pointwise.SqrtBackward0.run((self,), self._float_data())
 
     def reciprocal(self):
-        with np.errstate(divide="ignore"):
-            out = 1 / self._float_data()
-        return self._unary(out, d.ReciprocalBackward0, (out,))
+        return pointwise.ReciprocalBackward0.run((self,), self._float_data())
 
     def abs(self):
         a = self._data
         if a.dtype.kind == "b":
             raise NotImplementedError('"abs_cpu" not implemented for \'Bool\': convert the '
                                       "tensor first (t.long()), or use it as it is")
-        return self._unary(np.abs(a), d.AbsBackward0, (a,))
+        return pointwise.AbsBackward0.run((self,), a)
 
     def sin(self):
-        a = self._float_data()
-        return self._unary(np.sin(a), d.SinBackward0, (a,))
+        return pointwise.SinBackward0.run((self,), self._float_data())
 
     def cos(self):
-        a = self._float_data()
-        return self._unary(np.cos(a), d.CosBackward0, (a,))
+        return pointwise.CosBackward0.run((self,), self._float_data())
 
     def tanh(self):
-        out = np.tanh(self._float_data())
-        return self._unary(out, d.TanhBackward0, (out,))
+        return pointwise.TanhBackward0.run((self,), self._float_data())
 
     def sigmoid(self):
-        out = _sigmoid(self._float_data())
-        return self._unary(out, d.SigmoidBackward0, (out,))
+        return pointwise.SigmoidBackward0.run((self,), self._float_data())
 
     def relu(self):
         a = self._data
         if a.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
-        out = np.maximum(a, 0).astype(a.dtype, copy=False)
-        return self._unary(out, d.ReluBackward0, (out,))
+        return activations.ReluBackward0.run((self,), a)
 
     def relu_(self):
         """ReLU in place (``nn.ReLU(inplace=True)``): the tensor itself holds the result."""
@@ -1677,10 +1645,7 @@ class Tensor:
         return a
 
     def clone(self):
-        out = _wrap(self._data.copy())
-        if _needs_grad(self):
-            out._set_grad_fn(d.CloneBackward0((_edge(self),)))
-        return out
+        return pointwise.CloneBackward0.run((self,), self._data)
 
     def contiguous(self):
         """``self`` if its memory is laid out row by row, else such a copy (PyTorch's fix
