@@ -14,11 +14,13 @@ import numpy as np
 from . import formulas
 from .formulas import _is_array
 from .op import Op
-from .pointwise import _dual, erf, tanh
+from .pointwise import _dual, erf, tanh, zeros_like
 
 __all__ = ["ReluBackward0", "LeakyReluBackward0", "LeakyReluBackward1", "GeluBackward0",
            "SiluBackward0", "EluBackward0", "EluBackward1", "SoftplusBackward0",
-           "HardtanhBackward0", "MishBackward0", "LogSigmoidBackward0"]
+           "HardtanhBackward0", "MishBackward0", "LogSigmoidBackward0",
+           "ThresholdBackwardBackward0", "LeakyReluBackwardBackward0",
+           "HardtanhBackwardBackward0"]
 
 
 def _sigmoid(a):
@@ -49,7 +51,7 @@ class ReluBackward0(Op):
         return out
 
     def backward(self, grad, out):
-        return formulas.zero_where(out <= 0, grad)
+        return _threshold_backward(grad, out)
 
 
 class LeakyReluBackward0(Op):
@@ -62,7 +64,7 @@ class LeakyReluBackward0(Op):
         return np.where(a > 0, a, a * slope)
 
     def backward(self, grad, a):
-        return formulas.where(a > 0, grad, grad * self.slope)
+        return _leaky_relu_backward(grad, a, self.slope)
 
 
 class LeakyReluBackward1(LeakyReluBackward0):
@@ -145,8 +147,11 @@ class EluBackward0(Op):
         return value.astype(a.dtype, copy=False)
 
     def backward(self, grad, a):
-        return grad * formulas.where(a <= 0, self.scale * self.alpha * formulas.exp(a),
-                                     self.scale)
+        # alpha e^a below 0 and alpha at 0 (a constant there: PyTorch's second derivative
+        # is 0 at 0, as for a > 0), scale above and at nan
+        slope = self.scale * self.alpha
+        return grad * formulas.where(a < 0, slope * formulas.exp(a),
+                                     formulas.where(a <= 0, slope, self.scale))
 
 
 class EluBackward1(EluBackward0):
@@ -182,7 +187,7 @@ class HardtanhBackward0(Op):
         return np.clip(a, low, high).astype(a.dtype, copy=False)
 
     def backward(self, grad, a):
-        return formulas.keep_where((a > self.low) & (a < self.high), grad)
+        return _hardtanh_backward(grad, a, self.low, self.high)
 
 
 class MishBackward0(Op):
@@ -208,3 +213,66 @@ class LogSigmoidBackward0(Op):
 
     def backward(self, grad, a):
         return grad * sigmoid(-a)
+
+
+# ------------------------------------------------------------------ the backward of ReLUs, recorded
+
+# The slope of relu, leaky_relu and hardtanh is a step function of the input: their backward
+# is linear in the gradient and flat in the input. Under create_graph it is recorded as one
+# op of (grad, input), PyTorch's XBackwardBackward0, whose gradient for the input is a
+# constant 0: the first derivative has a graph (as in PyTorch) even when nothing else does.
+
+def _threshold_backward(grad, out):
+    if _is_array(grad):
+        return formulas.zero_where(out <= 0, grad)
+    return ThresholdBackwardBackward0.run((grad, out), grad._data, out._data)
+
+
+def _leaky_relu_backward(grad, a, slope):
+    if _is_array(grad):
+        return np.where(a > 0, grad, grad * slope)
+    return LeakyReluBackwardBackward0.run((grad, a), grad._data, a._data, slope)
+
+
+def _hardtanh_backward(grad, a, low, high):
+    if _is_array(grad):
+        return formulas.keep_where((a > low) & (a < high), grad)
+    return HardtanhBackwardBackward0.run((grad, a), grad._data, a._data, low, high)
+
+
+class ThresholdBackwardBackward0(Op):
+    """relu's backward as an op: grad where out > 0, +0 elsewhere (a nan grad passes)."""
+    __slots__ = ()
+
+    def forward(self, grad, out):
+        self.save_for_backward(out)
+        return _threshold_backward(grad, out)
+
+    def backward(self, grad, out):
+        return _threshold_backward(grad, out), zeros_like(grad)
+
+
+class LeakyReluBackwardBackward0(Op):
+    """leaky_relu's backward as an op: grad where a > 0, grad * slope elsewhere."""
+    __slots__ = ("slope",)
+
+    def forward(self, grad, a, slope):
+        self.slope = slope
+        self.save_for_backward(a)
+        return _leaky_relu_backward(grad, a, slope)
+
+    def backward(self, grad, a):
+        return _leaky_relu_backward(grad, a, self.slope), zeros_like(grad)
+
+
+class HardtanhBackwardBackward0(Op):
+    """hardtanh's backward as an op: grad strictly between the bounds, +0 elsewhere."""
+    __slots__ = ("low", "high")
+
+    def forward(self, grad, a, low, high):
+        self.low, self.high = low, high
+        self.save_for_backward(a)
+        return _hardtanh_backward(grad, a, low, high)
+
+    def backward(self, grad, a):
+        return _hardtanh_backward(grad, a, self.low, self.high), zeros_like(grad)
