@@ -68,6 +68,13 @@ def test_math_functions(torch, name):
     assert_second_derivatives_match(torch, fn, value)
 
 
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_math_functions_in_float32(torch, name):
+    """The same in float32: every derivative keeps the dtype."""
+    fn, value = SMOOTH[name]
+    assert_second_derivatives_match(torch, fn, value.astype(np.float32), rtol=2e-4, atol=1e-5)
+
+
 def test_two_inputs_mixed_second_derivatives(torch):
     assert_second_derivatives_match(torch, lambda lib, a, b: a.exp() * b.sin() + (a * b).tanh(),
                                     A, B)
@@ -190,10 +197,13 @@ ACTIVATIONS = {
 @pytest.mark.parametrize("values", ["random", "branches"])
 def test_activations(torch, name, values):
     """``branches``: zeros (both signs), negatives, values at the bounds of hardtanh (-0.3,
-    2.0, -1, 1) and of relu6 (0, 6), past softplus's threshold."""
+    2.0, -1, 1) and of relu6 (0, 6), past softplus's threshold. In float64, then float32
+    (every derivative keeps the dtype)."""
     value = A * 2 if values == "random" else np.concatenate(
         [RELU_INPUT, [[-0.3, 2.0, -1.0, 1.0]]])
     assert_second_derivatives_match(torch, ACTIVATIONS[name], value)
+    assert_second_derivatives_match(torch, ACTIVATIONS[name], value.astype(np.float32),
+                                    rtol=2e-4, atol=1e-5)
 
 
 def test_relu_passes_a_nan_gradient_where_positive_also_with_create_graph(torch):
@@ -234,3 +244,44 @@ def test_third_derivative_through_ops_whose_formulas_are_ops(torch):
             ours = k.numpy()
         else:
             np.testing.assert_allclose(ours, k.numpy(), rtol=1e-9)
+
+
+SINGLE_OPS = {
+    "exp": lambda a: a.exp(), "log": lambda a: a.abs().log(), "sqrt": lambda a: a.abs().sqrt(),
+    "reciprocal": lambda a: a.reciprocal(), "abs": lambda a: a.abs(), "sin": lambda a: a.sin(),
+    "cos": lambda a: a.cos(), "tanh": lambda a: a.tanh(), "sigmoid": lambda a: a.sigmoid(),
+    "relu": lambda a: a.relu(), "sign": lambda a: a.sign(), "clone": lambda a: a.clone(),
+    "double": lambda a: a.double(), "log10": lambda a: mg.log10(a.abs()),
+    "log2": lambda a: mg.log2(a.abs()), "log1p": lambda a: mg.log1p(a.abs()),
+    "expm1": lambda a: mg.expm1(a), "floor": lambda a: a.floor(), "ceil": lambda a: a.ceil(),
+    "round": lambda a: a.round(), "round_decimals": lambda a: a.round(decimals=2),
+    "trunc": lambda a: a.trunc(), "frac": lambda a: a.frac(),
+    "rsqrt": lambda a: a.abs().rsqrt(), "erf": lambda a: a.erf(), "sinh": lambda a: a.sinh(),
+    "cosh": lambda a: a.cosh(), "asin": lambda a: (a * 0.1).asin(),
+    "acos": lambda a: (a * 0.1).acos(), "atan": lambda a: a.atan(),
+    "nan_to_num": lambda a: a.nan_to_num(), "bernoulli": lambda a: mg.bernoulli(a.sigmoid()),
+    "leaky_relu": lambda a: mg.nn.functional.leaky_relu(a, 0.2),
+    "leaky_relu_in_place": lambda a: mg.nn.functional.leaky_relu(a * 1, 0.2, inplace=True),
+    "gelu": lambda a: mg.nn.functional.gelu(a),
+    "gelu_tanh": lambda a: mg.nn.functional.gelu(a, approximate="tanh"),
+    "silu": lambda a: mg.nn.functional.silu(a), "elu": lambda a: mg.nn.functional.elu(a),
+    "selu_in_place": lambda a: mg.nn.functional.selu(a * 1, inplace=True),
+    "softplus": lambda a: mg.nn.functional.softplus(a, 2.0, 1.0),
+    "hardtanh": lambda a: mg.nn.functional.hardtanh(a), "mish": lambda a: mg.nn.functional.mish(a),
+    "logsigmoid": lambda a: mg.nn.functional.logsigmoid(a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SINGLE_OPS))
+def test_each_node_sends_its_gradient_in_its_input_dtype(name):
+    """Node by node, not only at the leaves (which cast what they receive): a float32 op
+    gives float32 gradients, as arrays and as Tensors (create_graph)."""
+    a = mg.tensor(np.concatenate([A[0], [0.0, -0.0]]).astype(np.float32), requires_grad=True)
+    out = SINGLE_OPS[name](a)
+    node = out.grad_fn
+    grad = np.ones(out.shape, out.detach().numpy().dtype)
+    with np.errstate(all="ignore"):  # (as backward runs them: log(0) is -inf, silently)
+        (g,) = node.apply(grad)
+        assert g.dtype == np.float32
+        (g,) = node.apply(mg.tensor(grad, requires_grad=True))
+    assert g.dtype == mg.float32 and isinstance(g, mg.Tensor)

@@ -9,7 +9,10 @@ grouped by family:
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
 * ``arithmetic.py``: ``+ - * /``, powers and the other operators;
-* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``pointwise.py``: math functions of one tensor, element by element (``exp``, ``log``,
+  ``sin``, ``tanh``, ``sigmoid``, rounding, ``abs``, dtype casts, ``clone``, ...);
+* ``activations.py``: ``relu``, ``leaky_relu``, ``gelu`` and the other activation functions.
 
 How to add an op
 ----------------

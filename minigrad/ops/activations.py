@@ -150,8 +150,8 @@ class EluBackward0(Op):
         # alpha e^a below 0 and alpha at 0 (a constant there: PyTorch's second derivative
         # is 0 at 0, as for a > 0), scale above and at nan
         slope = self.scale * self.alpha
-        return grad * formulas.where(a < 0, slope * formulas.exp(a),
-                                     formulas.where(a <= 0, slope, self.scale))
+        return formulas.where(a < 0, grad * (slope * formulas.exp(a)),
+                              formulas.where(a <= 0, grad * slope, grad * self.scale))
 
 
 class EluBackward1(EluBackward0):
