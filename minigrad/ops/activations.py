@@ -16,6 +16,8 @@ from .formulas import _is_array
 from .op import Op
 from .pointwise import _dual, erf, tanh, zeros_like
 
+_ndarray = np.ndarray
+
 __all__ = ["ReluBackward0", "LeakyReluBackward0", "LeakyReluBackward1", "GeluBackward0",
            "SiluBackward0", "EluBackward0", "EluBackward1", "SoftplusBackward0",
            "HardtanhBackward0", "MishBackward0", "LogSigmoidBackward0",
@@ -51,6 +53,8 @@ class ReluBackward0(Op):
         return out
 
     def backward(self, grad, out):
+        if type(grad) is _ndarray:  # (every training step: one call less)
+            return formulas.zero_where(out <= 0, grad)
         return _threshold_backward(grad, out)
 
 
