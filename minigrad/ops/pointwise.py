@@ -227,6 +227,7 @@ class SignBackward0(_ZeroGrad):
 
 
 class FloorBackward0(_ZeroGrad):
+    """The largest whole number <= a."""
     __slots__ = ()
 
     def forward(self, a):
@@ -234,6 +235,7 @@ class FloorBackward0(_ZeroGrad):
 
 
 class CeilBackward0(_ZeroGrad):
+    """The smallest whole number >= a."""
     __slots__ = ()
 
     def forward(self, a):
@@ -257,6 +259,7 @@ class RoundBackward1(_ZeroGrad):
 
 
 class TruncBackward0(_ZeroGrad):
+    """a with its fraction dropped (rounded toward zero)."""
     __slots__ = ()
 
     def forward(self, a):
@@ -300,6 +303,7 @@ class NanToNumBackward0(Op):
 # ------------------------------------------------------------------ trigonometric and hyperbolic
 
 class SinBackward0(Op):
+    """d sin(a) = cos(a) da: the input's gradient is the output's gradient times cos(a)."""
     __slots__ = ()
 
     def forward(self, a):
@@ -311,6 +315,7 @@ class SinBackward0(Op):
 
 
 class CosBackward0(Op):
+    """d cos(a) = -sin(a) da."""
     __slots__ = ()
 
     def forward(self, a):
@@ -348,6 +353,7 @@ class SigmoidBackward0(Op):
 
 
 class SinhBackward0(Op):
+    """d sinh(a) = cosh(a) da."""
     __slots__ = ()
 
     def forward(self, a):
@@ -360,6 +366,7 @@ class SinhBackward0(Op):
 
 
 class CoshBackward0(Op):
+    """d cosh(a) = sinh(a) da."""
     __slots__ = ()
 
     def forward(self, a):
