@@ -10,14 +10,6 @@ import numpy as np
 from .graph import Node, unbroadcast
 
 
-def _zero_safe_log(base, exponent):
-    """log(base) where it matters for d(base**exponent)/d(exponent); 0 where base == 0 and
-    exponent >= 0 (the derivative there is 0, as PyTorch defines it, not nan)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log = np.log(base)
-    return np.where((base == 0) & (exponent >= 0), 0.0, log)
-
-
 def sign(a):
     """-1, 0 or 1 in ``a``'s dtype, and 0 for nan, as PyTorch's sgn (numpy's sign says nan):
     the slope of |a| and the gradient of the 1-norm are 0 at a nan."""
@@ -57,197 +49,7 @@ def _and_bits(grad, mask, keep):
     return ones.view(grad.dtype)
 
 
-# ------------------------------------------------------------------ elementwise, two inputs
-
-class AddBackward0(Node):
-    __slots__ = ("shapes",)
-
-    def __init__(self, inputs, shape_a, shape_b):
-        super().__init__(inputs)
-        self.shapes = (shape_a, shape_b)
-
-    def apply(self, grad):
-        a, b = self.inputs
-        shape_a, shape_b = self.shapes
-        return (unbroadcast(grad, shape_a) if a is not None else None,
-                unbroadcast(grad, shape_b) if b is not None else None)
-
-
-class SubBackward0(AddBackward0):
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, b = self.inputs
-        shape_a, shape_b = self.shapes
-        return (unbroadcast(grad, shape_a) if a is not None else None,
-                unbroadcast(-grad, shape_b) if b is not None else None)
-
-
-class MulBackward0(Node):
-    """d(a*b) = b da + a db: each operand is saved only if the other one needs a gradient."""
-    __slots__ = ("shapes",)
-
-    def __init__(self, inputs, a, b):
-        super().__init__(inputs, (a if inputs[1] is not None else None,
-                                  b if inputs[0] is not None else None))
-        self.shapes = (np.shape(a), np.shape(b))
-
-    def apply(self, grad):
-        a, b = self.saved_arrays()
-        return (unbroadcast(grad * b, self.shapes[0]) if b is not None else None,
-                unbroadcast(grad * a, self.shapes[1]) if a is not None else None)
-
-
-class DivBackward0(Node):
-    """d(a/b) = da / b - a db / b²: ``b`` is always needed, ``a`` only for db."""
-    __slots__ = ("shapes",)
-
-    def __init__(self, inputs, a, b):
-        super().__init__(inputs, (a if inputs[1] is not None else None, b))
-        self.shapes = (np.shape(a), np.shape(b))
-
-    def apply(self, grad):
-        a, b = self.saved_arrays()
-        grad_a = grad_b = None
-        if self.inputs[0] is not None:
-            grad_a = unbroadcast(grad / b, self.shapes[0])
-        if self.inputs[1] is not None:
-            # (a / b) / b, not a / (b * b): b * b underflows to 0 for |b| < 1e-19 (float32)
-            grad_b = unbroadcast(-grad * (a / b / b), self.shapes[1])
-        return grad_a, grad_b
-
-
-class PowBackward1(Node):
-    """a ** b with both tensors."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, b, out = self.saved_arrays()
-        grad_a = grad_b = None
-        if self.inputs[0] is not None:
-            # 0 where b == 0, even for an infinite gradient (PyTorch's where, not a product)
-            local = b * a ** np.where(b == 0, 1, b - 1)
-            grad_a = unbroadcast(np.where(b == 0, np.zeros((), a.dtype), grad * local), a.shape)
-        if self.inputs[1] is not None:
-            grad_b = unbroadcast(grad * out * _zero_safe_log(a, b), b.shape)
-        return grad_a, grad_b
-
-
-def _winner_grads(node, grad, a_wins, b_wins, tie):
-    """The gradients of maximum/minimum, as PyTorch computes them: an operand gets the whole
-    gradient unless the other one wins, half of it where they tie; where neither wins nor
-    ties (a nan on either side) both get it. A losing side gets 0, even for an inf grad."""
-    a, b = node.saved_arrays()
-    half = np.where(tie, grad / 2, grad)
-    return (unbroadcast(keep_where(~b_wins, half), a.shape) if node.inputs[0] is not None else None,
-            unbroadcast(keep_where(~a_wins, half), b.shape) if node.inputs[1] is not None else None)
-
-
-class MaximumBackward0(Node):
-    """Where a and b tie, each gets half the gradient (as PyTorch does)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, b = self.saved_arrays()
-        return _winner_grads(self, grad, a > b, a < b, a == b)
-
-
-class MinimumBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, b = self.saved_arrays()
-        return _winner_grads(self, grad, a < b, a > b, a == b)
-
-
-class MaskedFillBackward0(Node):
-    """x.masked_fill(mask, value): the gradient goes to x where the mask is False; a 0-dim
-    tensor ``value`` (MaskedFillBackward1) gets the sum of the gradient where it is True."""
-    __slots__ = ("shape",)
-
-    def __init__(self, inputs, mask, shape):
-        super().__init__(inputs, (mask,))
-        self.shape = shape
-
-    def apply(self, grad):
-        (mask,) = self.saved_arrays()
-        zero = np.zeros((), dtype=grad.dtype)
-        grad_input = (unbroadcast(np.where(mask, zero, grad), self.shape)
-                      if self.inputs[0] is not None else None)
-        if len(self.inputs) == 1:
-            return (grad_input,)
-        grad_value = (np.where(mask, grad, zero).sum(dtype=grad.dtype)
-                      if self.inputs[1] is not None else None)
-        return grad_input, grad_value
-
-
-MaskedFillBackward1 = type("MaskedFillBackward1", (MaskedFillBackward0,), {"__slots__": ()})
-
-
-class WhereBackward0(Node):
-    """where(cond, a, b): the gradient goes to a where cond holds, to b elsewhere."""
-    __slots__ = ("shapes",)
-
-    def __init__(self, inputs, condition, shape_a, shape_b):
-        super().__init__(inputs, (condition,))
-        self.shapes = (shape_a, shape_b)
-
-    def apply(self, grad):
-        (condition,) = self.saved_arrays()
-        zero = np.zeros((), dtype=grad.dtype)
-        return (unbroadcast(np.where(condition, grad, zero), self.shapes[0])
-                if self.inputs[0] is not None else None,
-                unbroadcast(np.where(condition, zero, grad), self.shapes[1])
-                if self.inputs[1] is not None else None)
-
-
 # ------------------------------------------------------------------ elementwise, one input
-
-class NegBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (-grad,)
-
-
-class RsubBackward1(Node):
-    """scalar - a."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (-grad,)
-
-
-class PowBackward0(Node):
-    """a ** exponent for a number exponent: exponent * a ** (exponent - 1)."""
-    __slots__ = ("exponent",)
-
-    def __init__(self, inputs, a, exponent):
-        super().__init__(inputs, (a,))
-        self.exponent = exponent
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        e = self.exponent
-        if e == 0:
-            return (np.zeros_like(grad),)
-        if e == 2:
-            return (grad * 2 * a,)
-        return (grad * e * a ** (e - 1),)
-
-
-class PowBackward2(Node):
-    """number ** b: out * log(number)."""
-    __slots__ = ("base",)
-
-    def __init__(self, inputs, base, exponent, out):
-        super().__init__(inputs, (exponent, out))
-        self.base = base
-
-    def apply(self, grad):
-        exponent, out = self.saved_arrays()
-        return (grad * out * _zero_safe_log(np.asarray(self.base, dtype=out.dtype), exponent),)
-
 
 class ExpBackward0(Node):
     __slots__ = ()
@@ -357,51 +159,6 @@ class LeakyReluBackward1(LeakyReluBackward0):
         return super().apply(grad)
 
 
-class ClampBackward1(Node):
-    """clamp with number bounds: the gradient passes where min <= a <= max, and is 0 where a
-    was clamped (or is nan)."""
-    __slots__ = ("bounds",)
-
-    def __init__(self, inputs, a, low, high):
-        super().__init__(inputs, (a,))
-        self.bounds = (low, high)
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        low, high = self.bounds
-        if high is None:
-            inside = a >= low
-        elif low is None:
-            inside = a <= high
-        else:
-            inside = (a >= low) & (a <= high)
-        return (keep_where(inside, grad),)
-
-
-ClampMinBackward0 = type("ClampMinBackward0", (ClampBackward1,), {"__slots__": ()})
-ClampMaxBackward0 = type("ClampMaxBackward0", (ClampBackward1,), {"__slots__": ()})
-
-
-class ClampBackward0(Node):
-    """clamp with tensor bounds (inputs: a, min, max; a missing bound is None): a gets the
-    gradient where min <= a <= max, min where a < min (unless min >= max), max where a > max
-    or max < min (then max wins everywhere), as PyTorch decides ties and crossed bounds."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, low, high = self.saved_arrays()
-        gets = [True, None, None]  # where a, min and max get the gradient
-        if low is not None:
-            gets[0] = a >= low
-            gets[1] = a < low if high is None else (a < low) & (low < high)
-        if high is not None:
-            gets[0] = gets[0] & (a <= high)
-            gets[2] = a > high if low is None else (a > high) | (high < low)
-        return tuple(None if node is None else
-                     unbroadcast(keep_where(np.broadcast_to(mask, grad.shape), grad), array.shape)
-                     for node, mask, array in zip(self.inputs, gets, (a, low, high)))
-
-
 class ToCopyBackward0(Node):
     """A dtype conversion: the gradient goes back in the input's dtype."""
     __slots__ = ("dtype",)
@@ -419,50 +176,6 @@ class CloneBackward0(Node):
 
     def apply(self, grad):
         return (grad,)
-
-
-class RemainderBackward0(Node):
-    """a % number = a - floor(a / number) * number: the gradient passes unchanged."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (grad,)
-
-
-class RemainderBackward1(Node):
-    """a % b for tensors, a - (a // b) * b: da = grad, db = -(a // b) grad."""
-    __slots__ = ("shapes",)
-
-    def __init__(self, inputs, a, b):
-        super().__init__(inputs, (a, b) if inputs[1] is not None else ())
-        self.shapes = (np.shape(a), np.shape(b))
-
-    def apply(self, grad):
-        grad_a = unbroadcast(grad, self.shapes[0]) if self.inputs[0] is not None else None
-        if self.inputs[1] is None:
-            return grad_a, None
-        a, b = self.saved_arrays()
-        # floor_divide, not floor(a / b): as PyTorch's floor division, 1 // -inf is -1
-        return grad_a, unbroadcast(-np.floor_divide(a, b) * grad, self.shapes[1])
-
-
-class NoDerivative(Node):
-    """The node of an op that has no derivative (``x // 2``, ``2 % x``): the result requires
-    grad like any other, but backward through it refuses, as in PyTorch, where this node is
-    called ``NotImplemented`` (a Python builtin's name, so only its printed name here)."""
-    __slots__ = ("op",)
-
-    def __init__(self, inputs, op):
-        super().__init__(inputs)
-        self.op = op
-
-    def apply(self, grad):
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented: {self.op} "
-                           "has no useful gradient (it is flat almost everywhere). Compute it "
-                           "on .detach()ed values, or under minigrad.no_grad().")
-
-
-NoDerivative.__name__ = NoDerivative.__qualname__ = "NotImplemented"
 
 
 class FillBackward0(Node):
@@ -494,35 +207,6 @@ class FillBackward3(Node):
         if self.inputs[1] is not None:
             grad_value = np.asarray(grad.sum(), dtype=self.dtype)
         return np.zeros_like(grad), grad_value
-
-
-class AddcmulBackward0(Node):
-    """``t + value * t1 * t2`` (``addcmul``, and ``addcmul_`` in place)."""
-    __slots__ = ("value", "shapes")
-
-    def __init__(self, inputs, t1, t2, value, shapes):
-        super().__init__(inputs, (t1, t2))
-        self.value, self.shapes = value, shapes
-
-    def apply(self, grad):
-        t1, t2 = self.saved_arrays()
-        s, a, b = self.inputs
-        return (unbroadcast(grad, self.shapes[0]) if s is not None else None,
-                unbroadcast(grad * t2 * self.value, self.shapes[1]) if a is not None else None,
-                unbroadcast(grad * t1 * self.value, self.shapes[2]) if b is not None else None)
-
-
-class AddcdivBackward0(AddcmulBackward0):
-    """``t + value * t1 / t2`` (``addcdiv``, and ``addcdiv_`` in place)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        t1, t2 = self.saved_arrays()
-        s, a, b = self.inputs
-        scaled = grad * self.value / t2
-        return (unbroadcast(grad, self.shapes[0]) if s is not None else None,
-                unbroadcast(scaled, self.shapes[1]) if a is not None else None,
-                unbroadcast(-scaled * t1 / t2, self.shapes[2]) if b is not None else None)
 
 
 class CopyBackwards(Node):

@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes
 from .extra_ops import _scalar_name
 from .graph import Node, unbroadcast
+from .ops import arithmetic
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
@@ -242,18 +243,6 @@ def _pair(name, input, other):
     return a, np.asarray(b, dtype=a.dtype), t
 
 
-class Atan2Backward0(Node):
-    """atan2(y, x): dy = x / (x^2 + y^2), dx = -y / (x^2 + y^2)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        y, x = self.saved_arrays()
-        r2 = x * x + y * y
-        with np.errstate(divide="ignore", invalid="ignore"):
-            recip = np.where(r2 == 0, 0, 1 / r2)  # at (0, 0): 0, as PyTorch
-        return (unbroadcast(grad * x * recip, y.shape), unbroadcast(-grad * y * recip, x.shape))
-
-
 def atan2(input, other):
     """The angle of the point (other, input), in (-pi, pi]: ``atan(input / other)`` with the
     quadrant from both signs."""
@@ -261,24 +250,7 @@ def atan2(input, other):
     y, x, _ = _pair("atan2", input, other)
     if y.dtype.kind != "f":
         y, x = y.astype(dtypes.DEFAULT_FLOAT), x.astype(dtypes.DEFAULT_FLOAT)
-    return _record(np.arctan2(y, x), Atan2Backward0, (input, other), y, x)
-
-
-class FmodBackward0(Node):
-    """fmod(a, number): slope 1 in a."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (grad,)
-
-
-class FmodBackward1(Node):
-    """fmod(a, b) = a - trunc(a / b) * b: da = 1, db = -trunc(a / b)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, b = self.saved_arrays()
-        return (unbroadcast(grad, a.shape), unbroadcast(-grad * np.trunc(a / b), b.shape))
+    return arithmetic.Atan2Backward0.run((input, other), y, x)
 
 
 def fmod(input, other):
@@ -287,31 +259,9 @@ def fmod(input, other):
     a, b, t = _pair("fmod", input, other)
     if a.dtype.kind in "iub" and np.any(b == 0):
         raise RuntimeError("ZeroDivisionError")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.fmod(a, b)
     if t is None:
-        return _record(out, FmodBackward0, (input,))
-    return _record(out, FmodBackward1, (input, t), a, b)
-
-
-class LerpBackward0(Node):
-    """start + w (end - start) for a number w: d start = 1 - w, d end = w."""
-    __slots__ = ("weight", "shapes")
-
-    def apply(self, grad):
-        start_shape, end_shape = self.shapes
-        return (unbroadcast(grad * (1 - self.weight), start_shape),
-                unbroadcast(grad * self.weight, end_shape))
-
-
-class LerpBackward1(Node):
-    """Tensor weight w: also dw = end - start."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        start, end, w = self.saved_arrays()
-        return (unbroadcast(grad * (1 - w), start.shape), unbroadcast(grad * w, end.shape),
-                unbroadcast(grad * (end - start), w.shape))
+        return arithmetic.FmodBackward0.run((input,), a, other=b)
+    return arithmetic.FmodBackward1.run((input, t), a, b)
 
 
 def lerp(input, end, weight):
@@ -326,11 +276,8 @@ def lerp(input, end, weight):
     _refuse_integers("lerp", start, "lerp_kernel_scalar")
     if isinstance(weight, Tensor):
         w = weight._data.astype(start.dtype, copy=False)
-        out = (start + w * (stop - start)).astype(start.dtype, copy=False)
-        return _record(out, LerpBackward1, (input, end, weight), start, stop, w)
-    w = float(weight)
-    out = (start + start.dtype.type(w) * (stop - start)).astype(start.dtype, copy=False)
-    return _record(out, LerpBackward0, (input, end), weight=w, shapes=(start.shape, stop.shape))
+        return arithmetic.LerpBackward1.run((input, end, weight), start, stop, w)
+    return arithmetic.LerpBackward0.run((input, end), start, stop, weight=float(weight))
 
 
 def isinf(input):

@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, reductions
+from .ops import arithmetic, reductions, selection
 from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
                     mark_changed_in_place, note_viewed, saved_output_is)
 
@@ -277,53 +277,11 @@ def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
-def _integer_power(a, b):
-    """``a ** b`` for integer arrays as PyTorch computes it: a negative exponent gives
-    1 / a ** -b cut toward 0, that is 0 unless a is 1 or -1 (numpy refuses it)."""
-    if not (b < 0).any():
-        return a ** b
-    power = a ** np.maximum(b, 0)
-    reciprocal = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)).astype(power.dtype)
-    return np.where(b < 0, reciprocal, power)
-
-
 def _bool_subtraction_error():
     """PyTorch has no ``-`` for bools (numpy computes int - True, and True - 1)."""
     return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                         "If you are trying to invert a mask, use the `~` or `logical_not()` "
                         "operator instead.")
-
-
-def _integer_division(fn, a, b, name):
-    """``fn(a, b)`` for ``//`` and ``%`` with PyTorch's rules: bools are refused, an integer
-    divided by 0 raises (numpy would say 0, with a warning), a float gives inf or nan."""
-    kind = np.result_type(a, b).kind
-    if kind == "b":
-        raise NotImplementedError(f'"{name}" not implemented for \'Bool\': convert the '
-                                  "tensors to integers first (t.long())")
-    if kind in "biu":
-        if np.size(a) and not np.all(b):  # b, the divisor, may be a number or an array
-            raise RuntimeError("ZeroDivisionError: integer division by zero (in // or %); "
-                               "check the divisor, or divide floats (t.float()) to get inf")
-        try:
-            return _wrap(np.asarray(fn(a, b)))
-        except ValueError:
-            raise _broadcast_error(a, b, name) from None
-    try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if fn is np.remainder:
-                return _wrap(np.asarray(_float_remainder(a, b)))
-            return _wrap(np.asarray(fn(a, b)))
-    except ValueError:
-        raise _broadcast_error(a, b, name) from None
-
-
-def _float_remainder(a, b):
-    """``a % b`` for floats as PyTorch computes it, from fmod: a zero result keeps the sign of
-    ``a`` (numpy's remainder gives it the sign of ``b``: 0 % -2 would be -0.0, and
-    1 / (0 % -2) -inf instead of inf)."""
-    r = np.fmod(a, b)
-    return np.where((r != 0) & ((r < 0) != (np.asarray(b) < 0)), r + b, r)
 
 
 def _bound_as_number(bound):
@@ -1166,10 +1124,7 @@ class Tensor:
         if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_):
             raise _bool_subtraction_error()
         a, b, _ = self._operands(other)
-        out = _wrap(b - a)
-        if _needs_grad(self):
-            out._set_grad_fn(d.RsubBackward1((_edge(self),)))
-        return out
+        return arithmetic.RsubBackward1.run((self,), a, other=b)
 
     def __mul__(self, other):
         a, b, t = self._operands(other)
@@ -1189,49 +1144,41 @@ class Tensor:
             elif t is None:
                 b = other  # the number itself: no wrap-around to the int dtype (x / -1)
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(a / b)
+            return arithmetic.DivBackward0.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "/") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.DivBackward0(_edges(self, t), a, b))
-        return out
 
     def __rtruediv__(self, other):
         if isinstance(other, Tensor):
             return other.__truediv__(self)
-        return self.reciprocal() * other
+        return self.reciprocal() * other  # PyTorch's nodes too: MulBackward0, Reciprocal...
+
+    def _rounded(self, other, op, reverse=False):
+        """``//`` and ``%`` (``reverse``: ``other OP self``): recorded with PyTorch's node, which
+        refuses backward except for the remainder of a tensor (by a number or a tensor)."""
+        a, b, t = self._operands(other)
+        try:
+            if reverse:  # a number on the left: no derivative
+                return arithmetic.NoDerivative.run((self,), a, b=b, op=op, reverse=True)
+            if op == "floor_divide":
+                return arithmetic.NoDerivative.run((self, t), a, b, op=op)
+            if t is None:
+                return arithmetic.RemainderBackward0.run((self,), a, other=b)
+            return arithmetic.RemainderBackward1.run((self, t), a, b)
+        except ValueError:
+            raise _broadcast_error(*((b, a) if reverse else (a, b)), op) from None
 
     def __floordiv__(self, other):
-        a, b, t = self._operands(other)
-        out = _integer_division(np.floor_divide, a, b, "floor_divide")
-        if _needs_grad(self, t):  # a step function: PyTorch records it, then refuses backward
-            out._set_grad_fn(d.NoDerivative(_edges(self, t), "floor_divide"))
-        return out
+        return self._rounded(other, "floor_divide")
 
     def __rfloordiv__(self, other):
-        a, b, _ = self._operands(other)
-        out = _integer_division(np.floor_divide, b, a, "floor_divide")
-        if _needs_grad(self):
-            out._set_grad_fn(d.NoDerivative((_edge(self),), "floor_divide"))
-        return out
+        return self._rounded(other, "floor_divide", reverse=True)
 
     def __mod__(self, other):
-        a, b, t = self._operands(other)
-        out = _integer_division(np.remainder, a, b, "remainder")
-        if _needs_grad(self, t):
-            if t is None:
-                out._set_grad_fn(d.RemainderBackward0((_edge(self),)))
-            else:
-                out._set_grad_fn(d.RemainderBackward1(_edges(self, t), a, b))
-        return out
+        return self._rounded(other, "remainder")
 
     def __rmod__(self, other):
-        a, b, _ = self._operands(other)
-        out = _integer_division(np.remainder, b, a, "remainder")
-        if _needs_grad(self):
-            out._set_grad_fn(d.NoDerivative((_edge(self),), "remainder"))
-        return out
+        return self._rounded(other, "remainder", reverse=True)
 
     floor_divide, remainder = __floordiv__, __mod__
 
@@ -1242,34 +1189,15 @@ class Tensor:
                 if exponent < 0:
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
                 e = int(_number_as(exponent, a.dtype))  # checked, not wrapped (uint8 ** 300)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if e == 2:
-                    out = _wrap(a * a)
-                elif (e == 0.5 or e == -0.5) and a.dtype.kind == "f":
-                    # PyTorch computes these as sqrt and 1 / sqrt: sqrt(-inf) is nan where
-                    # numpy's power says inf, and 1 / sqrt(-0.0) is -inf
-                    root = np.sqrt(a)
-                    out = _wrap(root if e == 0.5 else 1 / root)
-                else:
-                    out = _wrap(a ** e)
-            if a.dtype == np.bool_:  # bool ** bool: numpy says int8, PyTorch bool
-                out._data = out._data.astype(np.bool_)
-            if _needs_grad(self):
-                out._set_grad_fn(d.PowBackward0((_edge(self),), a, e))
-            return out
+            return arithmetic.PowBackward0.run((self,), a, exponent=e)
         a, b, t = self._operands(exponent)
-        if a.dtype.kind in "biu":
-            if a.dtype == np.bool_:
-                raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
-                                          "tensors first (t.long())")
+        if a.dtype == np.bool_:
+            raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
+                                      "tensors first (t.long())")
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(_integer_power(a, b) if a.dtype.kind in "iu" else a ** b)
+            return arithmetic.PowBackward1.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "**") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.PowBackward1((_edge(self), _edge(t)), (a, b, out._data)))
-        return out
 
     def __rpow__(self, base):
         if isinstance(base, Tensor):
@@ -1278,12 +1206,7 @@ class Tensor:
         if a.dtype == np.bool_:
             raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
                                       "exponents first (t.long())")
-        base = np.asarray(b, dtype=a.dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _wrap(_integer_power(base, a) if a.dtype.kind in "iu" else np.power(base, a))
-        if _needs_grad(self):
-            out._set_grad_fn(d.PowBackward2((_edge(self),), b, a, out._data))
-        return out
+        return arithmetic.PowBackward2.run((self,), a, base=b)
 
     def __neg__(self):
         try:
@@ -1529,15 +1452,15 @@ class Tensor:
     def clamp(self, min=None, max=None):
         """Values below ``min`` become ``min``, above ``max`` become ``max``. The bounds are
         numbers, or tensors (they broadcast, and get a gradient where they win)."""
-        return self._clamp(min, max, d.ClampBackward1)
+        return self._clamp(min, max, selection.ClampBackward1)
 
     clip = clamp
 
     def clamp_min(self, min):
-        return self._clamp(min, None, d.ClampMinBackward0)
+        return self._clamp(min, None, selection.ClampMinBackward0)
 
     def clamp_max(self, max):
-        return self._clamp(None, max, d.ClampMaxBackward0)
+        return self._clamp(None, max, selection.ClampMaxBackward0)
 
     def _clamp(self, low, high, node_cls):
         if low is None and high is None:
@@ -1553,11 +1476,7 @@ class Tensor:
                                       "tensor first (t.long())")
         if a.dtype.kind in "iu":
             low, high = _int_bounds(low, high, a.dtype)
-        out = np.clip(a, low, high).astype(a.dtype, copy=False)
-        result = _wrap(out)
-        if _needs_grad(self):
-            result._set_grad_fn(node_cls((_edge(self),), a, low, high))
-        return result
+        return node_cls.run((self,), a, low=low, high=high)
 
     def _clamp_by_tensors(self, low, high):
         """clamp with tensor bounds: promoted and broadcast with ``self`` like an add."""
@@ -1571,15 +1490,9 @@ class Tensor:
                                       "tensors first (t.long())")
         a, lo, hi = (None if b is None else b.astype(common.dtype, copy=False) for b in arrays)
         try:
-            out = a if lo is None else np.maximum(a, lo)
-            out = out if hi is None else np.minimum(out, hi)
+            return selection.ClampBackward0.run((self, low, high), a, lo, hi)
         except ValueError:
             raise _broadcast_error(a, lo if hi is None else hi, "clamp") from None
-        result = _wrap(np.asarray(out))
-        if _needs_grad(self, low, high):
-            edges = tuple(None if t is None else _edge(t) for t in (self, low, high))
-            result._set_grad_fn(d.ClampBackward0(edges, (a, lo, hi)))
-        return result
 
     def masked_fill(self, mask, value):
         """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
@@ -1603,16 +1516,11 @@ class Tensor:
             raise RuntimeError(f"Autograd not support dtype: {self.dtype}: only a float tensor "
                                "can be filled with a value that requires grad")
         try:
-            out = _wrap(np.where(m, fill, a))
+            if value_tensor is None:
+                return selection.MaskedFillBackward0.run((self,), a, mask=m, value=fill)
+            return selection.MaskedFillBackward1.run((self, value_tensor), a, fill, mask=m)
         except ValueError:
             raise _broadcast_error(a, m, "masked_fill") from None
-        if _needs_grad(self, value_tensor):
-            if value_tensor is None:
-                node = d.MaskedFillBackward0((_edge(self),), m, a.shape)
-            else:
-                node = d.MaskedFillBackward1((_edge(self), _edge(value_tensor)), m, a.shape)
-            out._set_grad_fn(node)
-        return out
 
     def masked_fill_(self, mask, value):
         """``masked_fill`` in place: the mask broadcasts to this tensor's shape, not beyond."""
@@ -1627,18 +1535,18 @@ class Tensor:
         return self
 
     def maximum(self, other):
-        return _pairwise(self, other, np.maximum, d.MaximumBackward0)
+        return _pairwise(self, other, selection.MaximumBackward0)
 
     def addcmul(self, tensor1, tensor2, value=1):
         """``self + value * tensor1 * tensor2``, broadcast (Adam's update, in place)."""
-        return _addc(self, tensor1, tensor2, value, np.multiply, d.AddcmulBackward0)
+        return _addc(self, tensor1, tensor2, value, arithmetic.AddcmulBackward0)
 
     def addcdiv(self, tensor1, tensor2, value=1):
         """``self + value * tensor1 / tensor2``, broadcast (Adam's update, in place)."""
-        return _addc(self, tensor1, tensor2, value, np.true_divide, d.AddcdivBackward0)
+        return _addc(self, tensor1, tensor2, value, arithmetic.AddcdivBackward0)
 
     def minimum(self, other):
-        return _pairwise(self, other, np.minimum, d.MinimumBackward0)
+        return _pairwise(self, other, selection.MinimumBackward0)
 
     def softmax(self, dim, dtype=None):
         if dtype is not None:
@@ -2794,37 +2702,30 @@ def _flat(data):
             yield x
 
 
-def _addc(t, t1, t2, value, combine, node_cls):
-    """``t + value * combine(t1, t2)``: addcmul and addcdiv."""
+def _addc(t, t1, t2, value, node_cls):
+    """``t + value * t1 * t2`` or ``t + value * t1 / t2``: addcmul and addcdiv."""
     a, b, c = t._data, t1._data, t2._data
-    if combine is np.true_divide and b.dtype.kind in "biu" and c.dtype.kind in "biu":
+    if node_cls is arithmetic.AddcdivBackward0 and b.dtype.kind in "biu" \
+            and c.dtype.kind in "biu":
         raise RuntimeError("Integer division with addcdiv is no longer supported: make "
                            "tensor1 or tensor2 a float tensor (tensor1.float())")
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _wrap(a + value * combine(b, c))
+        return node_cls.run((t, t1, t2), a, b, c, value=value)
     except ValueError:
         raise _broadcast_error(a, np.broadcast(b, c), node_cls.__name__[:7].lower()) from None
-    if _needs_grad(t, t1, t2):
-        out._set_grad_fn(node_cls((_edge(t), _edge(t1), _edge(t2)), b, c, value,
-                                  (a.shape, b.shape, c.shape)))
-    return out
 
 
-def _pairwise(a, b, fn, node_cls):
+def _pairwise(a, b, node_cls):
+    """maximum and minimum: ``b`` may be a number (then made a tensor of ``a``'s dtype)."""
     if not isinstance(a, Tensor):
         a = tensor_from(a)
     x, y, t = a._operands(b)
     if t is None:
-        t = _wrap(np.asarray(y, dtype=x.dtype))
-        y = t._data
+        y = np.asarray(y, dtype=x.dtype)
     try:
-        out = _wrap(fn(x, y))
+        return node_cls.run((a, t), x, y)
     except ValueError:
-        raise _broadcast_error(x, y, fn.__name__) from None
-    if _needs_grad(a, t):
-        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
-    return out
+        raise _broadcast_error(x, y, node_cls.__name__[:7].lower()) from None
 
 
 def matmul(a, b):
@@ -2942,13 +2843,9 @@ def where(condition, input=None, other=None):
     if t is None:
         y = np.asarray(y).astype(x.dtype)
     try:
-        out = _wrap(np.where(cond, x, y))
+        return selection.WhereBackward0.run((input, t), x, y, condition=cond)
     except ValueError:
         raise _broadcast_error(x, y, "where") from None
-    if _needs_grad(input, t):
-        out._set_grad_fn(d.WhereBackward0(_edges(input, t), cond,
-                                          x.shape, np.shape(y)))
-    return out
 
 
 Op.wrap = staticmethod(_wrap)  # the ops make their results through these two
