@@ -25,8 +25,9 @@ __all__ = ["AddBackward0", "SubBackward0", "RsubBackward1", "MulBackward0", "Neg
 
 def _zeros_like(x):
     """Zeros of ``x``'s shape and dtype, of its kind: a constant, with no history."""
-    zeros = np.zeros(np.shape(x), x.dtype)
-    return zeros if formulas._is_array(x) else Op.wrap(zeros)
+    if formulas._is_array(x):
+        return np.zeros(np.shape(x), x.dtype)
+    return Op.wrap(np.zeros(x.shape, x._data.dtype))
 
 
 # ------------------------------------------------------------------ + - * and negation
