@@ -8,7 +8,10 @@ grouped by family:
 * ``op.py``: ``Op``, the base class, and the one path that runs and records every op;
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
-* ``arithmetic.py``: ``+ - * /``, powers and the other operators;
+* ``arithmetic.py``: ``+ - * /``, powers and the other operators (``//``, ``%``, ``fmod``,
+  ``atan2``, ``lerp``, ``addcmul``, ``addcdiv``);
+* ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
+  ``clamp``, ``masked_fill``, ``where``;
 * ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
 
 How to add an op
