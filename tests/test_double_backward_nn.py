@@ -1,0 +1,129 @@
+"""Second derivatives through the neural-network ops (convolution, pooling, normalisation,
+embedding, padding) match PyTorch's."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from double_backward import assert_second_derivatives_match
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")  # PyTorch's, even kernels
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((2, 4, 5, 6))
+W = rng.standard_normal((6, 4, 3, 2))
+W_GROUPED = rng.standard_normal((6, 2, 2, 3))
+B = rng.standard_normal(6)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"stride": 2},
+    {"stride": (2, 1), "padding": 1},
+    {"padding": (2, 1), "dilation": 2},
+    {"padding": "same"},
+    {"dilation": (1, 2), "stride": (1, 2)},
+])
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv2d(torch, options, bias):
+    values = (X, W, B) if bias else (X, W)
+
+    def fn(lib, x, w, b=None):
+        out = F(lib).conv2d(x, w, b, **options)
+        return out * out  # so that the first derivatives depend on everything
+
+    assert_second_derivatives_match(torch, fn, *values)
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv2d_groups(torch, bias):
+    values = (X, W_GROUPED, B) if bias else (X, W_GROUPED)
+
+    def fn(lib, x, w, b=None):
+        out = F(lib).conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)
+        return out * out
+
+    assert_second_derivatives_match(torch, fn, *values)
+
+
+def test_conv2d_linear_in_each_input(torch):
+    """conv(x, w) alone: each first derivative is linear in the other input."""
+    assert_second_derivatives_match(torch, lambda lib, x, w: F(lib).conv2d(x, w, padding=1),
+                                    X, W)
+    fn = lambda lib, x, w: (lambda out: out * out)(F(lib).conv2d(x, w))  # noqa: E731
+    assert_second_derivatives_match(torch, fn, X, W, wanted=[1])
+    assert_second_derivatives_match(torch, fn, X, W, wanted=[0])
+
+
+def test_conv2d_twice(torch):
+    w2 = rng.standard_normal((3, 6, 2, 2))
+
+    def fn(lib, x, w, v):
+        h = F(lib).conv2d(x, w, padding=1)
+        return F(lib).conv2d(h * h, v, stride=2)
+
+    assert_second_derivatives_match(torch, fn, X, W, w2)
+
+
+TIES = np.array([[[[1.0, 1.0, 2.0, 2.0, 0.5],
+                   [1.0, 0.0, 2.0, -1.0, 0.5],
+                   [3.0, 3.0, 3.0, 3.0, -2.0],
+                   [3.0, 3.0, -1.0, 3.0, 4.0]]]])
+
+
+@pytest.mark.parametrize("x, options", [
+    (X, {"kernel_size": 2}),
+    (X, {"kernel_size": 3, "stride": 1, "padding": 1}),
+    (X, {"kernel_size": (2, 3), "stride": (1, 2), "dilation": (2, 1)}),
+    (X, {"kernel_size": 2, "ceil_mode": True}),
+    (X[0], {"kernel_size": 2, "stride": 1}),  # unbatched
+    (TIES, {"kernel_size": 2}),
+    (TIES, {"kernel_size": 2, "stride": 1}),  # overlapping windows, ties
+    (TIES, {"kernel_size": 3, "stride": 1, "padding": 1}),
+])
+def test_max_pool2d(torch, x, options):
+    # (the pool alone is linear: PyTorch's first derivative then has a graph, as its backward
+    # takes the input, but a zero second derivative; minigrad's has none)
+    def fn(lib, x):
+        out = F(lib).max_pool2d(x, **options)
+        return out * out
+
+    assert_second_derivatives_match(torch, fn, x)
+
+
+@pytest.mark.parametrize("x, options", [
+    (X, {"kernel_size": 2}),
+    (X, {"kernel_size": 3, "stride": 1, "padding": 1}),
+    (X, {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False}),
+    (X, {"kernel_size": (2, 3), "stride": (1, 2), "ceil_mode": True}),
+    (X, {"kernel_size": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False}),
+    (X, {"kernel_size": 2, "divisor_override": 3}),
+    (X[0], {"kernel_size": 2, "stride": 1}),  # unbatched
+])
+def test_avg_pool2d(torch, x, options):
+    def fn(lib, x):
+        out = F(lib).avg_pool2d(x, **options)
+        return out * out
+
+    assert_second_derivatives_match(torch, fn, x)
+
+
+@pytest.mark.parametrize("x, size", [(X, (2, 3)), (X, 4), (X, (None, 4)), (X[0], (3, 2))])
+def test_adaptive_avg_pool2d(torch, x, size):
+    def fn(lib, x):
+        out = F(lib).adaptive_avg_pool2d(x, size)
+        return out * out
+
+    assert_second_derivatives_match(torch, fn, x)
+
+
+def test_pool_after_conv(torch):
+    def fn(lib, x, w):
+        h = F(lib).conv2d(x, w, padding=1)
+        return F(lib).avg_pool2d(F(lib).max_pool2d(h * h, 2, stride=1), 2) * h.sum()
+
+    assert_second_derivatives_match(torch, fn, X, W)
