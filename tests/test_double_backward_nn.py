@@ -127,3 +127,49 @@ def test_pool_after_conv(torch):
         return F(lib).avg_pool2d(F(lib).max_pool2d(h * h, 2, stride=1), 2) * h.sum()
 
     assert_second_derivatives_match(torch, fn, X, W)
+
+
+SEQ = rng.standard_normal((2, 3, 4))
+GAMMA = rng.standard_normal((3, 4))
+BETA = rng.standard_normal((3, 4))
+
+
+@pytest.mark.parametrize("shape, affine", [((4,), "both"), ((3, 4), "both"), ((4,), "weight"),
+                                           ((4,), "none"), ((3, 4), "bias")])
+def test_layer_norm(torch, shape, affine):
+    gamma, beta = (GAMMA[0], BETA[0]) if shape == (4,) else (GAMMA, BETA)
+    params = {"both": (gamma, beta), "weight": (gamma,), "bias": (beta,), "none": ()}[affine]
+
+    def fn(lib, x, *p):
+        w = p[0] if affine in ("both", "weight") else None
+        b = p[-1] if affine in ("both", "bias") else None
+        if w is None and b is not None and lib is not mg:
+            # PyTorch 2.13's double backward of layer_norm with a bias and no weight fails
+            # ("Expected a proper Tensor but got None"): the same with a weight of ones
+            w = lib.ones(shape, dtype=lib.float64)
+        out = F(lib).layer_norm(x, shape, w, b, eps=1e-3)
+        return out * out * x
+
+    assert_second_derivatives_match(torch, fn, SEQ, *params)
+
+
+@pytest.mark.parametrize("x", [SEQ, SEQ[:, :, 0]])
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm(torch, x, training):
+    gamma, beta = GAMMA[:, 0], BETA[:, 0]
+    mean, var = rng.standard_normal(3), rng.uniform(0.5, 2.0, 3)
+
+    def fn(lib, x, w, b):
+        rm, rv = lib.tensor(mean.copy()), lib.tensor(var.copy())
+        out = F(lib).batch_norm(x, rm, rv, w, b, training=training, eps=1e-3)
+        return out * out * x
+
+    assert_second_derivatives_match(torch, fn, x, gamma, beta)
+
+
+def test_batch_norm_without_running_statistics(torch):
+    def fn(lib, x, w):
+        out = F(lib).batch_norm(x, None, None, w, training=True)
+        return out * out
+
+    assert_second_derivatives_match(torch, fn, SEQ, GAMMA[:, 0])
