@@ -173,3 +173,47 @@ def test_batch_norm_without_running_statistics(torch):
         return out * out
 
     assert_second_derivatives_match(torch, fn, SEQ, GAMMA[:, 0])
+
+
+TABLE = rng.standard_normal((5, 3))
+IDS = np.array([[0, 2, 2], [4, 1, 2]])  # row 2 three times, row 3 never
+
+
+@pytest.mark.parametrize("padding_idx", [None, 2, -1])
+def test_embedding(torch, padding_idx):
+    def fn(lib, w, v):
+        out = F(lib).embedding(lib.tensor(IDS), w, padding_idx=padding_idx)
+        return out * out * v
+
+    assert_second_derivatives_match(torch, fn, TABLE, rng.standard_normal(IDS.shape + (3,)))
+
+
+def test_embedding_twice(torch):
+    """Looked up twice: the gradient of the second lookup depends on the first."""
+    def fn(lib, w):
+        first = F(lib).embedding(lib.tensor(IDS), w, padding_idx=4)
+        return first * F(lib).embedding(lib.tensor(IDS[::-1].copy()), w)
+
+    assert_second_derivatives_match(torch, fn, TABLE)
+
+
+@pytest.mark.parametrize("pad, value", [
+    ((1, 2), 0.0),
+    ((0, 1, 2, 0), 1.5),
+    ((1, 1, 1, 1, 0, 1), -2.0),
+    ((-1, 2), 0.0),  # a negative amount crops
+    ((1, -2, -1, 0), 3.0),
+])
+def test_pad(torch, pad, value):
+    def fn(lib, x):
+        out = F(lib).pad(x, pad, value=value)
+        return out * out
+
+    assert_second_derivatives_match(torch, fn, SEQ)
+
+
+def test_pad_then_conv(torch):
+    def fn(lib, x, w):
+        return F(lib).conv2d(F(lib).pad(x * x, (1, 0, 2, 1)), w, stride=2)
+
+    assert_second_derivatives_match(torch, fn, X, W)
