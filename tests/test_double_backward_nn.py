@@ -217,3 +217,18 @@ def test_pad_then_conv(torch):
         return F(lib).conv2d(F(lib).pad(x * x, (1, 0, 2, 1)), w, stride=2)
 
     assert_second_derivatives_match(torch, fn, X, W)
+
+
+def test_float32(torch):
+    """float32 stays float32 through the recorded backward of each op."""
+    x, w, seq = X.astype(np.float32), W.astype(np.float32), SEQ.astype(np.float32)
+
+    def fn(lib, x, w):
+        h = F(lib).conv2d(x, w, padding=1)
+        h = F(lib).max_pool2d(h * h, 2, stride=1) + F(lib).avg_pool2d(h, 2, stride=1)
+        return F(lib).adaptive_avg_pool2d(F(lib).pad(h, (1, 0)), 2)
+
+    assert_second_derivatives_match(torch, fn, x, w, rtol=1e-4, atol=1e-4)
+    assert_second_derivatives_match(
+        torch, lambda lib, s, g: (lambda o: o * o)(F(lib).layer_norm(s, (4,), g)), seq,
+        GAMMA[0].astype(np.float32), rtol=1e-4, atol=1e-4)
