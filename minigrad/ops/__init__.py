@@ -12,7 +12,11 @@ grouped by family:
   ``atan2``, ``lerp``, ``addcmul``, ``addcdiv``);
 * ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
   ``clamp``, ``masked_fill``, ``where``;
-* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``convolution.py``: ``F.conv2d`` (with im2col and col2im, its backward's ops) and ``F.pad``;
+* ``pooling.py``: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``;
+* ``normalization.py``: ``F.layer_norm`` and ``F.batch_norm``;
+* ``embedding.py``: ``F.embedding``.
 
 How to add an op
 ----------------
