@@ -10,7 +10,7 @@ import numpy as np
 
 from . import graph
 from .graph import Node, enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .tensor import Tensor, _edge, _wrap
+from .tensor import Tensor, _edge, _wrap, _run_backward
 
 __all__ = ["Function", "FunctionCtx", "grad", "gradcheck", "GradcheckError", "Variable",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward"]
@@ -145,90 +145,29 @@ class Function:
 # --------------------------------------------------------------------------- grad
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """``autograd.backward(loss)``: the same as ``loss.backward()``, for one or several."""
-    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
-    if grad_tensors is None:
-        grad_tensors = [None] * len(tensors)
-    elif isinstance(grad_tensors, Tensor):
-        grad_tensors = [grad_tensors]
-    if inputs is not None or (create_graph and len(tensors) == 1):
-        if len(tensors) != 1:
-            raise NotImplementedError("autograd.backward(..., inputs=) takes one tensor")
-        return tensors[0].backward(grad_tensors[0], retain_graph, create_graph, inputs)
-    roots, grads = _roots(tensors, grad_tensors)
-    if create_graph:
-        grads = [given if isinstance(given, Tensor) and given.dtype == out.dtype else _wrap(g)
-                 for g, given, out in zip(grads, grad_tensors, tensors)]
-    retain = bool(create_graph if retain_graph is None else retain_graph)
-    graph.backward(roots, grads, retain_graph=retain, create_graph=create_graph)
-
-
-def _roots(outputs, grad_outputs):
-    roots, grads = [], []
-    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
-        if not out.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
-        if g is None:
-            if out.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs: "
-                                   "pass grad_outputs for a non-scalar output")
-            g = np.ones_like(out._data)
-        else:
-            g = g._data if isinstance(g, Tensor) else np.asarray(g)
-            if g.shape != out._data.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{list(g.shape)} and output[{i}] has a shape of "
-                                   f"{list(out.shape)}.")
-        roots.append(_edge(out))
-        grads.append(g)
-    return roots, grads
+    """Add the gradients of ``tensors`` (one tensor or several, each seeded with its entry of
+    ``grad_tensors``, or 1 for a one-element tensor) into the ``.grad`` of every leaf, or of
+    ``inputs`` only. ``loss.backward(...)`` is ``backward(loss, ...)``: one set of checks.
+    ``retain_graph`` defaults to ``create_graph``."""
+    _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         allow_unused=None, materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned as a tuple.
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned as a tuple (one per
+    input). Unlike ``backward()``, no ``.grad`` is changed.
 
-    Unlike ``backward()``, no ``.grad`` is changed.
-    """
-    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    single = isinstance(inputs, Tensor)
-    inputs = [inputs] if single else list(inputs)
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    elif isinstance(grad_outputs, Tensor):
-        grad_outputs = [grad_outputs]
-    for i, t in enumerate(inputs):
-        if not t.requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not "
-                               "require grad")
-    roots, grads = _roots(outputs, grad_outputs)
-    if create_graph:  # a given gradient keeps its history (a vjp of a vjp needs it)
-        grads = [given if isinstance(given, Tensor) and given.dtype == out.dtype else _wrap(g)
-                 for g, given, out in zip(grads, grad_outputs, outputs)]
-    targets = [_edge(t) for t in inputs]
-    retain = bool(create_graph if retain_graph is None else retain_graph)
-    captured = graph.backward(roots, grads, retain_graph=retain, capture=targets,
-                              create_graph=create_graph)
-    results = []
-    for i, (t, node) in enumerate(zip(inputs, targets)):
-        g = captured.get(node)
-        if g is None:
-            if materialize_grads:
-                results.append(_wrap(np.zeros_like(t._data)))
-                continue
-            if not allow_unused:
-                raise RuntimeError(
-                    f"One of the differentiated Tensors (input {i}) appears to not have been "
-                    "used in the graph. Set allow_unused=True if this is the desired behavior.")
-            results.append(None)
-        elif isinstance(g, Tensor):  # create_graph: the gradient keeps its history
-            if g.dtype != t.dtype:
-                g = g.to(t.dtype)
-            results.append(g if g.shape == t.shape else g.expand(*t.shape))
-        else:
-            results.append(_wrap(np.array(g, dtype=t._data.dtype).reshape(t._data.shape)))
-    return tuple(results)
+    An input the outputs do not depend on raises, unless ``allow_unused=True`` (its gradient
+    is then None) or ``materialize_grads=True`` (zeros). ``create_graph=True`` records the
+    gradients' computation, so they can be differentiated again."""
+    if is_grads_batched:
+        raise NotImplementedError("autograd.grad(..., is_grads_batched=True) is not supported "
+                                  "by minigrad: call grad once per gradient")
+    if inputs is None:
+        inputs = ()
+    return _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs,
+                        accumulate=False, allow_unused=allow_unused,
+                        materialize_grads=materialize_grads)
 
 
 # --------------------------------------------------------------------------- gradcheck
