@@ -941,7 +941,7 @@ class Tensor:
         and add it into each leaf's ``.grad`` (only into ``inputs``' when given). The graph
         is freed afterwards unless ``retain_graph=True`` (which defaults to
         ``create_graph``). The same as ``minigrad.autograd.backward(self, gradient, ...)``."""
-        _run_backward((self,), (gradient,), retain_graph, create_graph, inputs)
+        _run_backward((self,), gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
         """The same numbers (same memory), cut off from the graph."""

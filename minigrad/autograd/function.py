@@ -218,9 +218,8 @@ def once_differentiable(backward):
                                       for g in grad_outputs])
         if not is_grad_enabled():
             return results
+        # as PyTorch: only a gradient with history makes the results differentiable
         sources = [g for g in grad_outputs if isinstance(g, Tensor) and g.requires_grad]
-        sources += [t for t in (ctx.saved_tensors or ()) if isinstance(t, Tensor)
-                    and t.requires_grad]
         if not sources:
             return results
         edges = tuple(_edge(t) for t in sources)
