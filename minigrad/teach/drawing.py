@@ -152,10 +152,11 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
             name = tensor_name(t) or "leaf"
             g = grad_text(node, t)
             if view == "tensors":
-                label = f"{name}\n{_values(t.detach().numpy(), max_values)}" + (f"\ngrad {g}" if g else "")
+                value = _values(t.detach().numpy(), max_values)
+                label = f"{name}\n{value}" + (f"\ngrad {g}" if g else "")
                 base = {"shape": "box", "style": "filled,rounded", "fillcolor": "#CFE8F7",
                         "color": style.BLUE, "penwidth": "2"}
-                lines.append(f"{nid} leaf {name} = {_values(t.detach().numpy(), max_values)}"
+                lines.append(f"{nid} leaf {name} = {value}"
                              + (f", grad {g}" if g else "") + " (requires_grad)")
             else:
                 label = f"AccumulateGrad\n{name} {tuple(t.shape)}" + (f"\ngrad {g}" if g else "")
@@ -178,12 +179,13 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
                 tid = nid + "t"
                 name = tensor_name(t)
                 g = grad_text(node, t)
-                label = (f"{name}\n" if name else "") + _values(t.detach().numpy(), max_values) + \
+                value = _values(t.detach().numpy(), max_values)
+                label = (f"{name}\n" if name else "") + value + \
                     (f"\ngrad {g}" if g else "")
                 dot.node(tid, label, shape="box", style="rounded")
                 dot.edge(nid, tid)
                 edges.append(f"{nid} -> {tid}")
-                lines.append(f"{tid} tensor {name or '(unnamed)'} = {_values(t.detach().numpy(), max_values)}"
+                lines.append(f"{tid} tensor {name or '(unnamed)'} = {value}"
                              + (f", grad {g}" if g else ""))
 
         for nxt in node.inputs:

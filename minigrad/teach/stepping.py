@@ -57,7 +57,8 @@ def backward_steps(root):
     start = graph.get_gradient_edge(root).node
     order = graph.execution_order([start])
     steps, arrived = [], {}
-    for i, (node, grad) in enumerate(graph.propagate(order, [start], [np.ones(root.shape, root.detach().numpy().dtype)])):
+    seed = np.ones(root.shape, root.detach().numpy().dtype)
+    for i, (node, grad) in enumerate(graph.propagate(order, [start], [seed])):
         arrived[node] = grad
         steps.append(BackwardStep(i, node, grad, dict(arrived)))
     return steps
