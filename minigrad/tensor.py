@@ -1695,10 +1695,8 @@ class Tensor:
             _refuse_empty_reduction(name, a, None)
             return full_op.run((self,), a)
         dim = self._dim(dim)
-        if a.ndim == 0:
-            return result_type(self.clone(), _wrap(np.asarray(0)))
-        _refuse_empty_reduction(name, a, dim)
-        indices = np.expand_dims(arg(a, axis=dim), dim)
+        _refuse_empty_reduction(name, a, dim if a.ndim else None)
+        indices = np.expand_dims(arg(a, axis=dim), dim) if a.ndim else np.zeros((), np.int64)
         out = dim_op.run((self,), a, indices=indices, axis=dim, keepdim=keepdim)
         return result_type(out, _wrap((indices if keepdim else indices.squeeze(dim))
                                       .astype(np.int64)))

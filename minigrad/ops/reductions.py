@@ -8,6 +8,7 @@ Masks that pick elements (the maxima, the zeros of a product) are constants of t
 they are computed from the values, as arrays, and turned into the gradient's kind.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -76,7 +77,7 @@ class SumBackward0(Op):
         return np.asarray(a.sum(keepdims=keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        return formulas.expand_to(grad, self.shapes[0])
+        return _spread_to(grad, self.shapes[0])
 
 
 class SumBackward1(Op):
@@ -88,7 +89,7 @@ class SumBackward1(Op):
         return np.asarray(a.sum(axis=dims, keepdims=keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        return formulas.expand_to(_restore(grad, self.dims, self.keepdim), self.shapes[0])
+        return _spread_to(_restore(grad, self.dims, self.keepdim), self.shapes[0])
 
 
 class MeanBackward0(Op):
@@ -100,7 +101,7 @@ class MeanBackward0(Op):
 
     def backward(self, grad):
         shape = self.shapes[0]
-        return formulas.expand_to(grad / max(int(np.prod(shape)), 1), shape)
+        return _spread_to(grad / max(int(np.prod(shape)), 1), shape)
 
 
 class MeanBackward1(Op):
@@ -114,7 +115,7 @@ class MeanBackward1(Op):
     def backward(self, grad):
         shape = self.shapes[0]
         count = max(int(np.prod([shape[d] for d in self.dims])), 1)
-        return formulas.expand_to(_restore(grad, self.dims, self.keepdim) / count, shape)
+        return _spread_to(_restore(grad, self.dims, self.keepdim) / count, shape)
 
 
 # ------------------------------------------------------------------ largest and smallest
@@ -196,7 +197,7 @@ class VarBackward0(Op):
             # 2 / 0 times each deviation: inf, or nan where the deviation is 0 (PyTorch)
             scale = np.where(_plain(centered) == 0, np.nan, np.inf).astype(_plain(grad).dtype)
             return grad * _constant(scale, grad)
-        return (2.0 / self.dof) * grad * centered
+        return (2.0 / self.dof if self.dof else math.inf) * grad * centered
 
 
 class StdBackward0(VarBackward0):

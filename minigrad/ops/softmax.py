@@ -27,26 +27,26 @@ def max_keepdim(a, dim):
 
 class SoftmaxBackward0(Op):
     """softmax along ``dim``: s = exp(x) / sum(exp(x)), so dx = s * (grad - sum(grad * s))."""
-    __slots__ = ("dim",)
+    __slots__ = ("dim", "dims")
 
     def forward(self, a, dim):
-        self.dim = dim
+        self.dim, self.dims = dim, (dim,) if a.ndim else ()
         shifted = np.exp(a - max_keepdim(a, dim))
         out = shifted / shifted.sum(axis=dim, keepdims=True) if a.size else a.copy()
         self.save_for_backward(out)
         return out
 
     def backward(self, grad, out):
-        return out * (grad - formulas.sum_over(grad * out, (self.dim,), keepdims=True))
+        return out * (grad - formulas.sum_over(grad * out, self.dims, keepdims=True))
 
 
 class LogSoftmaxBackward0(Op):
     """log_softmax along ``dim``: x - logsumexp(x), so dx = grad - softmax * sum(grad), the
     softmax being exp of the output."""
-    __slots__ = ("dim",)
+    __slots__ = ("dim", "dims")
 
     def forward(self, a, dim):
-        self.dim = dim
+        self.dim, self.dims = dim, (dim,) if a.ndim else ()
         # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
         if a.size:
             shifted = a - max_keepdim(a, dim)
@@ -57,7 +57,7 @@ class LogSoftmaxBackward0(Op):
         return out
 
     def backward(self, grad, out):
-        return grad - formulas.exp(out) * formulas.sum_over(grad, (self.dim,), keepdims=True)
+        return grad - formulas.exp(out) * formulas.sum_over(grad, self.dims, keepdims=True)
 
 
 class LogsumexpBackward0(Op):
