@@ -9,7 +9,10 @@ grouped by family:
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
 * ``arithmetic.py``: ``+ - * /``, powers and the other operators;
-* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer (mean,
+  max, amax, var, std, prod, norm) and the running ones (cumsum, cumprod);
+* ``softmax.py``: softmax, log_softmax and logsumexp;
+* ``sorting.py``: the ops that pick elements by position (sort, topk, median, max(dim)).
 
 How to add an op
 ----------------
