@@ -18,7 +18,9 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, reductions, selection
+from .ops import arithmetic, reductions, selection, sorting
+from .ops import softmax as softmax_ops
+from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
 from . import graph as _graph
 from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged,
                     backward as _engine_backward,
@@ -281,17 +283,6 @@ def _needs_grad(*tensors):
     return False
 
 
-def _max_keepdim(a, dim):
-    """``a.max(axis=dim, keepdims=True)``. For a batch of a few classes (2-D, up to 32 on the
-    last axis) numpy's row-by-row max is slow; the max down the columns of the transposed
-    copy gives the same numbers 2-5x faster (softmax of a classifier's logits)."""
-    if a.ndim == 2 and dim == 1 and 0 < a.shape[1] <= 32:
-        return np.ascontiguousarray(a.T).max(axis=0)[:, None]
-    if a.ndim and not a.shape[dim]:  # no classes: nothing to subtract
-        return np.zeros(a.shape[:dim] + (1,) + a.shape[dim + 1:], a.dtype)
-    return a.max(axis=dim, keepdims=True)
-
-
 # The range of each integer dtype, for converting Python numbers to it as PyTorch does.
 _INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
               for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
@@ -431,15 +422,6 @@ def _true_divide(a, b, out, casting):
     """``np.true_divide`` in place, silent about x/0 and 0/0 (inf and nan, as in PyTorch)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(a, b, out=out, casting=casting)
-
-
-def _mean(a, axis, keepdims):
-    """``a.mean(...)``; the mean of nothing is nan, silently, as in PyTorch (numpy warns)."""
-    if a.size:
-        return a.mean(axis=axis, keepdims=keepdims)
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return a.mean(axis=axis, keepdims=keepdims)
 
 
 def _sigmoid(a):
@@ -1626,26 +1608,13 @@ class Tensor:
         if dtype is not None:
             return self.to(dtype).softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("softmax")
-        shifted = np.exp(a - _max_keepdim(a, dim))
-        out = shifted / shifted.sum(axis=dim, keepdims=True) if a.size else a.copy()
-        result = _wrap(out)
-        if _needs_grad(self):
-            result._set_grad_fn(d.SoftmaxBackward0((_edge(self),), out, dim))
-        return result
+        return softmax_ops.SoftmaxBackward0.run((self,), a, dim=dim)
 
     def log_softmax(self, dim, dtype=None):
         if dtype is not None:
             return self.to(dtype).log_softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("log_softmax")
-        # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
-        if a.size:
-            shifted = a - _max_keepdim(a, dim)
-            out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        else:  # an empty batch, or no classes: log(0) of nothing
-            out = a.copy()
-        if _needs_grad(self):
-            return _wrap(out, d.LogSoftmaxBackward0((_edge(self),), out, dim))
-        return _wrap(out)
+        return softmax_ops.LogSoftmaxBackward0.run((self,), a, dim=dim)
 
     def _softmax_input(self, name):
         """The values softmax works on: floats only, as in PyTorch (whose kernels have no
@@ -1694,62 +1663,45 @@ class Tensor:
                 f"point or complex dtype. Got: {dtypes.scalar_type_name(a.dtype)}. "
                 "Convert first: t.float().mean()")
         if dim is None:
-            out = _wrap(np.asarray(_mean(a, None, keepdim), dtype=a.dtype))
-            if _needs_grad(self):
-                out._set_grad_fn(d.MeanBackward0((_edge(self),), a.shape))
-            return out
-        dims = self._dims(dim)
-        out = _wrap(np.asarray(_mean(a, dims, keepdim), dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.MeanBackward1((_edge(self),), a.shape, dims, keepdim))
-        return out
+            return reductions.MeanBackward0.run((self,), a, keepdim=keepdim)
+        return reductions.MeanBackward1.run((self,), a, dims=self._dims(dim), keepdim=keepdim)
 
-    def _extreme(self, dim, keepdim, other, pick, arg, full_node, dim_node, result_type):
+    def _extreme(self, dim, keepdim, other, arg, full_op, dim_op, result_type):
         if isinstance(other, Tensor) or (dim is not None and not isinstance(dim, int)):
             if isinstance(dim, Tensor):
                 other = dim
-            return self.maximum(other) if pick is np.max else self.minimum(other)
+            return self.maximum(other) if arg is np.argmax else self.minimum(other)
         a = self._data
+        name = arg.__name__[3:]
         if dim is None:
-            _refuse_empty_reduction(pick.__name__, a, None)
-            out = _wrap(np.asarray(pick(a)))
-            if _needs_grad(self):
-                out._set_grad_fn(full_node((_edge(self),), (a, out._data)))
-            return out
+            _refuse_empty_reduction(name, a, None)
+            return full_op.run((self,), a)
         dim = self._dim(dim)
-        if a.ndim == 0:
-            return result_type(self.clone(), _wrap(np.asarray(0)))
-        _refuse_empty_reduction(pick.__name__, a, dim)
-        indices = arg(a, axis=dim)
-        values = np.take_along_axis(a, np.expand_dims(indices, dim), axis=dim)
-        if not keepdim:
-            values = values.squeeze(dim)
-        else:
-            indices = np.expand_dims(indices, dim)
-        out = _wrap(values)
-        if _needs_grad(self):
-            out._set_grad_fn(dim_node((_edge(self),), indices, a.shape, dim, keepdim))
-        return result_type(out, _wrap(indices.astype(np.int64)))
+        _refuse_empty_reduction(name, a, dim if a.ndim else None)
+        indices = np.expand_dims(arg(a, axis=dim), dim) if a.ndim else np.zeros((), np.int64)
+        out = dim_op.run((self,), a, indices=indices, axis=dim, keepdim=keepdim)
+        return result_type(out, _wrap((indices if keepdim else indices.squeeze(dim))
+                                      .astype(np.int64)))
 
     def max(self, dim=None, keepdim=False, other=None):
         """max() of all elements, max(dim) -> (values, indices), or max(other) elementwise."""
-        return self._extreme(dim, keepdim, other, np.max, np.argmax,
-                             d.MaxBackward1, d.MaxBackward0, MaxResult)
+        return self._extreme(dim, keepdim, other, np.argmax, reductions.MaxBackward1,
+                             sorting.MaxBackward0, MaxResult)
 
     def min(self, dim=None, keepdim=False, other=None):
-        return self._extreme(dim, keepdim, other, np.min, np.argmin,
-                             d.MinBackward1, d.MinBackward0, MinResult)
+        return self._extreme(dim, keepdim, other, np.argmin, reductions.MinBackward1,
+                             sorting.MinBackward0, MinResult)
 
     def amax(self, dim=(), keepdim=False):
         """The largest value over ``dim`` (one or several; none: all). Ties share the
         gradient evenly."""
-        return self._extreme_over(dim, keepdim, np.max, d.AmaxBackward0, "amax")
+        return self._extreme_over(dim, keepdim, reductions.AmaxBackward0, "amax")
 
     def amin(self, dim=(), keepdim=False):
         """The smallest value over ``dim`` (one or several; none: all)."""
-        return self._extreme_over(dim, keepdim, np.min, d.AminBackward0, "amin")
+        return self._extreme_over(dim, keepdim, reductions.AminBackward0, "amin")
 
-    def _extreme_over(self, dim, keepdim, pick, node_cls, name):
+    def _extreme_over(self, dim, keepdim, op, name):
         a = self._data
         every_dim = dim is None or (not isinstance(dim, int) and len(dim) == 0)
         if a.size == 0 and not every_dim:  # PyTorch checks this before repeated dims
@@ -1767,10 +1719,7 @@ class Tensor:
             if empty:
                 raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have "
                                  "non-zero size.")
-        out = _wrap(np.asarray(pick(a, axis=dims, keepdims=keepdim)))
-        if _needs_grad(self):
-            out._set_grad_fn(node_cls((_edge(self),), a, out._data, dims, keepdim))
-        return out
+        return op.run((self,), a, dims=dims, keepdim=keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return self._arg_extreme(dim, keepdim, np.argmax)
@@ -1814,23 +1763,9 @@ class Tensor:
                           "should be strictly less than the reduction factor (input numel "
                           "divided by output numel): the result is nan.", UserWarning,
                           stacklevel=3)
-        # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
-        wide = a.astype(np.float64) if a.itemsize < 8 else a
-        centered = wide - _mean(wide, dims, True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            value = (centered * centered).sum(axis=dims, keepdims=keepdim) / divisor
-            if std:
-                value = np.sqrt(value)
-            out = _wrap(np.asarray(value, dtype=a.dtype))  # inf where float32 cannot hold it
-        if _needs_grad(self):
-            centered = centered.astype(a.dtype, copy=False)
-            keep = keepdim or dim is None
-            if std:
-                node = d.StdBackward0((_edge(self),), centered, dims, keep, divisor, out._data)
-            else:
-                node = d.VarBackward0((_edge(self),), centered, dims, keep, divisor)
-            out._set_grad_fn(node)
-        return out
+        op = reductions.StdBackward0 if std else reductions.VarBackward0
+        return op.run((self,), a, dims=dims, correction=correction, keepdim=keepdim,
+                      whole=dim is None)
 
     def prod(self, dim=None, keepdim=False, dtype=None):
         """The product of all elements, or along one ``dim``. Integers (and bools) multiply
@@ -1843,18 +1778,9 @@ class Tensor:
         if dim is None:
             if keepdim:
                 raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
-            with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is nan, silently
-                out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
-            if _needs_grad(self):
-                out._set_grad_fn(d.ProdBackward0((_edge(self),), a, out._data))
-            return out
+            return reductions.ProdBackward0.run((self,), a)
         dim = self._dim(_one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
-        with np.errstate(invalid="ignore", over="ignore"):
-            value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
-        out = _wrap(np.asarray(value, dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.ProdBackward1((_edge(self),), a, out._data, dim, keepdim))
-        return out
+        return reductions.ProdBackward1.run((self,), a, dim=dim, keepdim=keepdim)
 
     def cumsum(self, dim, dtype=None):
         """Running sums along ``dim``: ``out[i] = self[0] + ... + self[i]``."""
@@ -1864,10 +1790,7 @@ class Tensor:
         a = self._data
         if a.dtype.kind in "biu":
             a = a.astype(np.int64)
-        out = _wrap(a.copy() if a.ndim == 0 else d.running_sum(a, dim))
-        if _needs_grad(self):
-            out._set_grad_fn(d.CumsumBackward0((_edge(self),), dim))
-        return out
+        return reductions.CumsumBackward0.run((self,), a, dim=dim)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector p-norm ``(sum |x|^p)^(1/p)`` of all elements or over ``dim``: p=2 (or
@@ -1895,23 +1818,11 @@ class Tensor:
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point tensor as input. "
                                f"Got {self.dtype}: convert it first (t.float())")
         dims = tuple(range(a.ndim)) if dim is None else self._dims(dim)
-        magnitude = np.abs(a)
-        if p == np.inf:
-            if any(a.shape[i] == 0 for i in dims):
-                raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
-                                   "tensor because the operation does not have an identity")
-            value = magnitude.max(axis=dims, keepdims=keepdim)
-        elif p == 1:
-            value = magnitude.sum(axis=dims, keepdims=keepdim)
-        elif p == 2:
-            value = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
-        else:
-            value = (magnitude ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
-        out = _wrap(np.asarray(value, dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.LinalgVectorNormBackward0((_edge(self),), a, out._data, p, dims,
-                                                         keepdim))
-        return out
+        if p == np.inf and any(a.shape[i] == 0 for i in dims):
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                               "tensor because the operation does not have an identity")
+        return reductions.LinalgVectorNormBackward0.run((self,), a, p=p, dims=dims,
+                                                        keepdim=keepdim)
 
     # ----------------------------------------------------------------- shapes
 
