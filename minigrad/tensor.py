@@ -834,15 +834,20 @@ class Tensor:
             return self._accumulate_grad_graph(grad)
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
-        if self._grad is None:
-            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
-                    and grad.flags.writeable):
-                grad = np.array(grad, dtype=self._data.dtype, order="C")
-            self._grad = _wrap(grad)
-        elif self._grad._data.shape == grad.shape:
+        if self._grad is None:  # the first gradient becomes .grad
+            self._grad = _wrap(self._new_grad(grad, owned))
+        elif self._grad.shape == grad.shape:  # every later one is added to it, in place
             self._grad._data += grad
         else:
             raise self._grad_shape_error(grad)
+
+    def _new_grad(self, grad, owned):
+        """Speed: ``grad`` itself when the engine says nothing else refers to it (``owned``)
+        and it already has this tensor's dtype and layout (saves a copy); else a copy."""
+        if (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                and grad.flags.writeable):
+            return grad
+        return np.array(grad, dtype=self._data.dtype, order="C")
 
     def _accumulate_grad_graph(self, grad):
         """The same under ``create_graph=True``: ``grad`` has a history, and so does
