@@ -174,11 +174,11 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 def _einsum(spec, *operands):
     """numpy's einsum on arrays, minigrad's (recorded) on Tensors."""
-    if all(type(x) is _ndarray for x in operands):
+    if not any(hasattr(x, "_data") for x in operands):
         return np.einsum(spec, *operands)
     from ..math_ops import einsum
     wrap = Op.wrap
-    return einsum(spec, *[wrap(x) if type(x) is _ndarray else x for x in operands])
+    return einsum(spec, *[x if hasattr(x, "_data") else wrap(np.asarray(x)) for x in operands])
 
 
 class EinsumBackward0(Op):
@@ -221,7 +221,7 @@ def _onto_diagonal(g, unique, term, sizes):
     ``term``, which repeats a letter: each repeat gets a letter of its own, tied to the
     first by an identity matrix (so this is a product, and it differentiates)."""
     free = iter(c for c in _LETTERS if c not in term)
-    dtype = g.dtype if type(g) is _ndarray else g._data.dtype
+    dtype = g._data.dtype if hasattr(g, "_data") else g.dtype
     seen, spread, identities = set(), "", []
     for c in term:
         if c in seen:

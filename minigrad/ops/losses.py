@@ -231,7 +231,9 @@ class NllLossBackward0(Op):
         # times 1 at the target's class (0 elsewhere).
         at_target = np.zeros(shape, dtype=grad._data.dtype)
         at_target[self.key] = 1
-        scale = formulas.expand_to(scale, np.shape(labels))
+        each = shape[:self.class_dim] + shape[self.class_dim + 1:]  # one per target
+        if tuple(scale.shape) != each:
+            scale = formulas.expand_to(scale, each)
         return formulas.unsqueeze(scale, (self.class_dim,)) * at_target
 
 
