@@ -11,7 +11,6 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import derivatives as d
 from .graph import Node
 from .ops import linalg
 from .random import numpy_rng

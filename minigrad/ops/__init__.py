@@ -9,7 +9,10 @@ grouped by family:
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
 * ``arithmetic.py``: ``+ - * /``, powers and the other operators;
-* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``linalg.py``: matrix products: ``@`` in each shape case, ``addmm`` (behind
+  ``nn.Linear``), ``bmm``, ``einsum``;
+* ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...).
 
 How to add an op
 ----------------

@@ -30,11 +30,12 @@ def _right_grad(a, grad, b_is_c_ordered):
     return _T(a) @ grad
 
 
-def _save_operands(op, a, b):
-    """Save ``a`` only if ``b`` needs a gradient, and ``b`` only if ``a`` does."""
+def _save_operands(op, a, b, first=0):
+    """Save ``a`` only if ``b`` needs a gradient, and ``b`` only if ``a`` does (``a`` and
+    ``b`` are the op's inputs ``first`` and ``first + 1``)."""
     inputs = op.inputs
-    op.save_for_backward(a if inputs[1] is not None else None,
-                         b if inputs[0] is not None else None)
+    op.save_for_backward(a if inputs[first + 1] is not None else None,
+                         b if inputs[first] is not None else None)
 
 
 class MmBackward0(Op):
@@ -136,7 +137,7 @@ class AddmmBackward0(Op):
 
     def forward(self, c, m1, m2, beta=1, alpha=1):
         self.beta, self.alpha = beta, alpha
-        _save_operands_of_product(self, m1, m2)
+        _save_operands(self, m1, m2, first=1)
         self.m2_is_c_ordered = m2.flags.c_contiguous
         out = m1 @ m2
         if beta == 1 and alpha == 1:
@@ -159,12 +160,6 @@ class AddmmBackward0(Op):
             if alpha != 1:
                 grad_m2 = grad_m2 * alpha
         return grad_c, grad_m1, grad_m2
-
-
-def _save_operands_of_product(op, m1, m2):
-    inputs = op.inputs
-    op.save_for_backward(m1 if inputs[2] is not None else None,
-                         m2 if inputs[1] is not None else None)
 
 
 # ------------------------------------------------------------------------------ einsum
