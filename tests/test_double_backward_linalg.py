@@ -110,7 +110,9 @@ def test_linear(torch):
         out = lib.nn.functional.linear(x, w, b)
         return out * out
     check(torch, fn, randn(6, 4), randn(3, 4), randn(3))
-    check(torch, lambda lib, x, w: lib.nn.functional.linear(x, w) ** 2, randn(6, 4), randn(3, 4))
+    check(torch, lambda lib, x, w: lib.nn.functional.linear(x, w) * x.sum(), randn(6, 4),
+          randn(3, 4))
+    check(torch, fn, randn(6, 4), randn(3, 4), randn(3), wanted=[1, 2])  # a first layer
 
 
 @pytest.mark.parametrize("equation, shapes", [
