@@ -15,6 +15,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .softmax import max_keepdim
 
 __all__ = ["MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0",
            "BinaryCrossEntropyBackward0", "BinaryCrossEntropyWithLogitsBackward0",
@@ -250,8 +251,7 @@ class CrossEntropyProbsBackward(Op):
     __slots__ = ("reduction", "count")
 
     def forward(self, z, t, weights=1.0, reduction="mean"):
-        from ..tensor import _max_keepdim
-        shifted = z - _max_keepdim(z, 1)  # log-sum-exp never overflows
+        shifted = z - max_keepdim(z, 1)  # log-sum-exp never overflows
         exp = np.exp(shifted)
         total = exp.sum(axis=1, keepdims=True)
         log_probs = shifted - np.log(total)
