@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, reductions, selection, sorting
+from .ops import arithmetic, linalg, reductions, selection, sorting
 from .ops import softmax as softmax_ops
 from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
 from . import graph as _graph
@@ -2731,7 +2731,7 @@ def matmul(a, b):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {np.ndim(y)}D")
     try:
-        out = _wrap(np.matmul(x, y))
+        return linalg.node_for_matmul(x, y).run((a, t), x, y)
     except ValueError:
         if x.ndim <= 2 and y.ndim <= 2:
             sa = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
@@ -2743,17 +2743,6 @@ def matmul(a, b):
                            "multiplied: the last dimension of the first must equal the "
                            "second-to-last of the second, and batch dimensions must "
                            "broadcast") from None
-    if _needs_grad(a, t):
-        if x.ndim == 2 and y.ndim == 2:
-            node_cls = d.MmBackward0
-        elif x.ndim == 1 and y.ndim == 1:
-            node_cls = d.DotBackward0
-        elif x.ndim == 2 and y.ndim == 1:
-            node_cls = d.MvBackward0
-        else:
-            node_cls = d.MatmulBackward0
-        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
-    return out
 
 
 def _common(tensors):
