@@ -157,8 +157,9 @@ def _wrap(data, grad_fn=None):
     return t
 
 
-def _edge(t):
-    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None."""
+def gradient_node(t):
+    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None
+    (an op's edge to this input: what ``next_functions`` shows)."""
     fn = t._grad_fn
     if fn is not None:
         return fn
@@ -167,6 +168,9 @@ def _edge(t):
     if t._accumulator is None:
         t._accumulator = AccumulateGrad(t)  # made on first use, then reused by every graph
     return t._accumulator
+
+
+_edge = gradient_node  # the short name the ops use
 
 
 def _edges(a, b):
@@ -2829,7 +2833,7 @@ def where(condition, input=None, other=None):
 
 Op.wrap = staticmethod(_wrap)  # the ops make their results through these two
 Op.edge = staticmethod(_edge)
-_graph.gradient_node = _edge  # graph.get_gradient_edge (the engine knows no Tensor)
+_graph.gradient_node = gradient_node  # graph.get_gradient_edge (the engine knows no Tensor)
 
 from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
 from . import shape_ops as _shape  # noqa: E402  (as extra_ops)
