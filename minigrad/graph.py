@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = [
     "Node", "AccumulateGrad", "backward", "execution_order", "propagate", "mark_changed_in_place",
-    "note_viewed",
+    "note_viewed", "VersionCounter",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -153,6 +153,74 @@ CHANGED_MESSAGE = (
 
 # ---------------------------------------------------------------------------- in-place changes
 
+class VersionCounter:
+    """How many times a tensor's memory was changed in place: PyTorch's ``t._version``.
+
+    A tensor makes its counter on first need (most tensors are never changed in place, so
+    most never make one); its views share it (``detach()``, ``x[1:]``, ``x.view(...)``,
+    every op whose class says ``is_view = True``), so changing a view counts as a change of
+    the tensor too. ``.data`` gets a counter of its own, as in PyTorch.
+
+    An ``Op`` notes the version of each tensor it saves; backward refuses if it changed
+    (``check_versions``). Tensor, through its in-place ops, is the only one that bumps it."""
+    __slots__ = ("_version",)  # a Tensor and a counter both answer ``._version``
+
+    def __init__(self):
+        self._version = 0
+
+
+VERSION_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [{type} {shape}]{origin} is at version {now}; expected version {then} "
+    "instead. Hint: the value was changed in place (x.add_(...), x[...] = ..., "
+    "optimizer.step(), ...) after {node} saved it in the forward pass. Run the forward pass "
+    "again after the change, or change a copy (x = x.clone()) and leave the original as it was."
+)
+
+# numpy dtype name -> PyTorch's legacy tensor type name, for the message above
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def check_versions(node):
+    """Raise PyTorch's error if a tensor an ``Op`` saved was changed in place since (its
+    version moved), or was given other memory by ``x.data = ...`` (its array is not the
+    one saved).
+
+    ``node.versions`` holds ``(holder, version, k, array)`` for each saved tensor: the
+    input Tensor and its array then, or the VersionCounter of the op's output (``array``
+    None); ``k`` is where it is among ``node.saved``. A view op (``is_view``) has one more,
+    ``k`` = VIEWED, for the memory it views: changed in place, the view's values change but
+    its graph does not (minigrad does not rebuild it as PyTorch does), so backward through
+    it refuses."""
+    for holder, then, k, array in node.versions:
+        now = holder._version
+        if now != then:
+            if k == VIEWED:
+                raise RuntimeError(CHANGED_MESSAGE.format(
+                    shape=list(array.shape), dtype=array.dtype, node=node.name(),
+                    kept="viewed"))
+            value = node.saved[k] if node.saved else None
+            if array is None:  # the output: its node is this one
+                origin = ", which is output 0 of " + node.name() + ","
+            else:
+                of = holder._grad_fn
+                origin = "" if of is None else ", which is output 0 of " + of.name() + ","
+                value = holder._data
+            raise RuntimeError(VERSION_MESSAGE.format(
+                type="minigrad." + _TYPE_NAMES.get(np.asarray(value).dtype.name, "Tensor"),
+                shape=list(np.shape(value)), origin=origin, now=now, then=then,
+                node=node.name()))
+        if array is not None and k != VIEWED and holder._data is not array:
+            raise RuntimeError(CHANGED_MESSAGE.format(
+                shape=list(array.shape), dtype=array.dtype, node=node.name(), kept="saved"))
+
+
+VIEWED = -1  # the ``k`` of a view op's entry in ``node.versions``
+
+
 class _InPlace:
     """A clock of in-place changes. Each change ticks it and stamps the memory it changed;
     a node notes the time it was made, so backward can tell whether an array the node saved
@@ -204,23 +272,29 @@ def _watch(owner, key):
 def mark_changed_in_place(array):
     """Note that ``array``'s memory (and so every view of it) was just changed in place."""
     _InPlace.clock += 1
-    owner = _memory_of(array)
+    owner = array if array.base is None else _memory_of(array)
     key = id(owner)
     if key not in _InPlace.watched:
         _watch(owner, key)
     _InPlace.changed[key] = _InPlace.clock
 
 
-def saved_output_is(node, out, array):
+def saved_output_is(node, out, array, counter):
     """After an in-place op copied its result ``out`` into the tensor's ``array``: ``node``
-    (the op's node) saves ``array`` where it saved ``out`` (the same values), so changing the
-    tensor again later makes backward refuse, as PyTorch's version counter does for
-    ``relu_().relu_()`` (relu's backward needs the output that the second relu_ changed)."""
+    (the op's node) saves ``array`` where it saved ``out`` (the same values), at the
+    tensor's version now (``counter``, just bumped), so changing the tensor again later
+    makes backward refuse, as in PyTorch for ``relu_().relu_()`` (relu's backward needs the
+    output that the second relu_ changed)."""
     if node is None or not node.saved:
         return
     if any(item is out for item in node.saved):
         node.saved = tuple(array if item is out else item for item in node.saved)
         node.made_at = _InPlace.clock
+        versions = getattr(node, "versions", None)
+        if versions:
+            node.versions = tuple((counter, counter._version, k, None) if a is None and k >= 0
+                                  else (holder, then, k, a)
+                                  for holder, then, k, a in versions)
 
 
 def note_viewed(node, array, view):
@@ -234,7 +308,13 @@ def note_viewed(node, array, view):
 
 def _check_saved_unchanged(node):
     """Raise if an array ``node`` saved (or viewed) was changed in place after the node was
-    made."""
+    made: by the versions of what it saved for an ``Op``, by the clock for the nodes that
+    are not ``Op`` yet."""
+    versions = getattr(node, "versions", None)
+    if versions is not None:
+        return check_versions(node)
+    if getattr(node, "is_op", False):
+        return
     viewed = getattr(node, "viewed", None)
     for item in node.saved if viewed is None else (*node.saved, viewed):
         array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)

@@ -28,7 +28,7 @@ broadcasting, ``formulas.sum_to``), so a formula never has to.
 
 import numpy as np
 
-from ..graph import FREED_MESSAGE, Node, _GradMode
+from ..graph import FREED_MESSAGE, VIEWED, Node, _GradMode
 from . import formulas
 
 __all__ = ["Op"]
@@ -47,9 +47,15 @@ class Op(Node):
     # arrays: what forward got for them (promoted): their shapes, and where saved values
     # came from (an input, the output, or neither).
     # output_at: where the output is among the saved values (None: not saved).
-    __slots__ = ("tensors", "arrays", "output_at")
+    # versions: the version of each saved tensor when it was saved (``graph.check_versions``),
+    # set only when something was saved (or the op is a view).
+    __slots__ = ("tensors", "arrays", "output_at", "versions")
 
     twice_differentiable = True
+    is_op = True
+    # A view op's output shares its input's memory, so it shares its version counter too:
+    # changing one in place changes the other (PyTorch's views, chapter 5).
+    is_view = False
     wrap = None  # Tensor's fast constructor, wrap(array, grad_fn): set by tensor.py
     edge = None  # the node that receives a tensor's gradient: set by tensor.py
 
@@ -100,14 +106,37 @@ class Op(Node):
         if type(out) is not _ndarray:
             out = op._own_output(out)
         if not recording:
-            return cls.wrap(out)
+            result = cls.wrap(out)
+            if cls.is_view:
+                result._version_counter = tensors[0]._counter()
+            return result
         op.tensors = tensors
         op.arrays = arrays
         op.output_at = None
-        for i, value in enumerate(op.saved):
+        result = cls.wrap(out, op)
+        if op.saved or cls.is_view:
+            op._note_versions(result, out)
+        return result
+
+    def _note_versions(self, result, out):
+        """Remember the version of each saved tensor (and of the memory a view op views),
+        for backward to refuse one changed in place since; find the saved output."""
+        tensors, arrays = self.tensors, self.arrays
+        versions = []
+        if self.is_view:
+            counter = result._version_counter = tensors[0]._counter()
+            versions.append((counter, counter._version, VIEWED, out))
+        for k, value in enumerate(self.saved):
             if value is out:
-                op.output_at = i
-        return cls.wrap(out, op)
+                self.output_at = k
+                counter = result._counter()
+                versions.append((counter, counter._version, k, None))
+            elif type(value) is _ndarray:
+                i = _source(value, arrays)
+                if i is not None and tensors[i] is not None:
+                    t = tensors[i]
+                    versions.append((t, t._version, k, t._data))
+        self.versions = tuple(versions)
 
     def _own_output(self, scalar):
         """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs
