@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from ..graph import Node, mark_changed_in_place
+from ..graph import Node
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 
@@ -144,7 +144,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             for running, batch in ((running_mean, mean), (running_var, squares / (count - 1))):
                 running._data[...] = (momentum * batch.reshape(running._data.shape)
                                       + (1 - momentum) * running._data)
-                mark_changed_in_place(running._data)
+                running._bump_version()
     else:
         centered = x - running_mean._data.reshape(shape)
         invstd = 1 / np.sqrt(running_var._data.reshape(shape) + eps)

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..graph import Node, mark_changed_in_place
+from ..graph import Node
 from ..tensor import Tensor, _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from .module import Module
@@ -56,7 +56,7 @@ def _in_place(input, inplace, compute):
     if input._check_inplace():
         return input._record_in_place(compute)
     np.copyto(input._data, compute(input)._data)
-    mark_changed_in_place(input._data)
+    input._bump_version()
     return input
 
 

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .. import derivatives as d
-from ..graph import Node, mark_changed_in_place
+from ..graph import Node
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
@@ -48,7 +48,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
         return input._record_in_place(lambda before: _leaky_relu(before, slope, in_place=True))
     a = input._data
     np.copyto(a, a * slope, where=~(a > 0))
-    mark_changed_in_place(a)
+    input._bump_version()
     return input
 
 
