@@ -2384,6 +2384,16 @@ class Tensor:
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
+        b = _direct(self, other)
+        if b is not None:
+            a = self._data
+            try:
+                ufunc(a, b, out=a, casting="same_kind")
+            except ValueError:
+                pass  # the general path below gives PyTorch's error
+            else:
+                self._bump_version()
+                return self
         if self._check_inplace(other):
             return self._record_in_place(lambda before: out_of_place(before, other))
         b = other._data if isinstance(other, Tensor) else other
@@ -2430,9 +2440,23 @@ class Tensor:
 
     def add_(self, other, alpha=1):
         """``self += alpha * other``."""
-        b = _direct(self, other)
-        if b is not None:
-            a = self._data
+        a = self._data
+        if type(other) is Tensor or isinstance(other, Tensor):  # _direct, inlined: the hot one
+            b = other._data
+            if (b.dtype is a.dtype and a.dtype.kind == "f"
+                    and not (_GradMode.enabled and (self._requires_grad or other._requires_grad))):
+                try:
+                    np.add(a, b if alpha == 1 else b * alpha, out=a)
+                except ValueError:
+                    pass
+                else:
+                    counter = self._version_counter
+                    if counter is None:
+                        counter = self._version_counter = VersionCounter()
+                    counter._version += 1
+                    mark_changed_in_place(a)
+                    return self
+        elif (b := _direct(self, other)) is not None:
             try:
                 np.add(a, b if alpha == 1 else b * alpha, out=a)
             except ValueError:
@@ -2457,16 +2481,6 @@ class Tensor:
         return self.__isub__(other * alpha if alpha != 1 else other)
 
     def mul_(self, other):
-        b = _direct(self, other)
-        if b is not None:
-            a = self._data
-            try:
-                np.multiply(a, b, out=a)
-            except ValueError:
-                pass
-            else:
-                self._bump_version()
-                return self
         return self.__imul__(other)
 
     def div_(self, other):
