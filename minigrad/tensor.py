@@ -19,7 +19,7 @@ from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
 from .ops import arithmetic, reductions
-from .graph import (AccumulateGrad, VersionCounter, _GradMode, _check_saved_unchanged,
+from .graph import (VIEWED, AccumulateGrad, VersionCounter, _GradMode, _check_saved_unchanged,
                     backward as _run_backward, mark_changed_in_place, note_viewed,
                     saved_output_is)
 
@@ -644,13 +644,24 @@ def _unchanged_view_nodes(tensors):
     nodes = []
     for t in tensors:
         node = t._grad_fn
-        if node is not None and getattr(node, "viewed", None) is not None:
+        if node is None:
+            continue
+        if getattr(node, "viewed", None) is not None or getattr(node, "versions", None):
             try:
                 _check_saved_unchanged(node)
             except RuntimeError:
                 continue
             nodes.append(node)
     return nodes
+
+
+def _forget_viewed(node):
+    """A view node whose memory is about to change through this very view: the change is
+    recorded (CopySlices), so what used the view before may still backward."""
+    if getattr(node, "viewed", None) is not None:
+        node.viewed = None
+    else:
+        node.versions = tuple([entry for entry in node.versions if entry[2] != VIEWED])
 
 
 def _assigned(tensor, key, value):
@@ -1976,8 +1987,9 @@ class Tensor:
         if value is self._data:  # np.squeeze(a, ()) gives a itself: a view op gives a view
             value = value.view()
         out = _wrap(value)
-        if value.base is not None:  # a view (not a copy): one version counter for both
-            out._version_counter = self._counter()
+        base = value.base
+        if base is not None and (base is self._data or base is self._data.base):
+            out._version_counter = self._counter()  # a view, not a copy: one counter for both
         if _needs_grad(self):
             out._set_grad_fn(note_viewed(node_cls((_edge(self),), self._data.shape),
                                          self._data, value))
@@ -2377,7 +2389,7 @@ class Tensor:
         # This view and the views it was made from are views of the new root now. Their old
         # nodes stay in the graph of what used them before the change, which was right.
         for old_node in unchanged:
-            old_node.viewed = None
+            _forget_viewed(old_node)
         for depth, t in zip(range(len(path), 0, -1), chain):
             t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
                                                             path[:depth]), root._data, t._data))

@@ -38,6 +38,12 @@ def _sequence(lib, name):
         t.zero_()
         return [x._version, v._version, r._version, t._version, x.unsqueeze(0)._version,
                 x.expand(4, 2, 3)._version, x.reshape(3, 2)._version, x.T._version]
+    if name == "a reshape that copies":
+        y = x.t().reshape(6)  # not a view: numpy copies (as PyTorch does)
+        y.add_(1)
+        v = x.t().reshape(3, 2)  # a view
+        v.add_(1)
+        return [x._version, y._version, v._version, x[:, :2].reshape(4)._version]
     if name == "an advanced index copies":
         y = x[[0, 1]]
         y.add_(1)
@@ -72,7 +78,7 @@ def _sequence(lib, name):
 
 
 SEQUENCES = ["add_ mul_ zero_ fill_ copy_", "operators", "setitem", "views share the counter",
-             "an advanced index copies", "detach shares, .data does not",
+             "a reshape that copies", "an advanced index copies", "detach shares, .data does not",
              "x.data = t keeps the version", "addcmul_ addcdiv_ lerp_ clamp_ relu_ sub_ div_",
              "a 0-dim view of one element", "a new tensor and a result"]
 
