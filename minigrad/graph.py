@@ -162,7 +162,7 @@ class VersionCounter:
     the tensor too. ``.data`` gets a counter of its own, as in PyTorch.
 
     An ``Op`` notes the version of each tensor it saves; backward refuses if it changed
-    (``check_versions``). Tensor, through its in-place ops, is the only one that bumps it."""
+    (``Op._check_versions``). Tensor, through its in-place ops, is the only one that bumps it."""
     __slots__ = ("_version",)  # a Tensor and a counter both answer ``._version``
 
     def __init__(self):
@@ -184,41 +184,22 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
                "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
 
 
-def check_versions(node):
-    """Raise PyTorch's error if a tensor an ``Op`` saved was changed in place since (its
-    version moved), or was given other memory by ``x.data = ...`` (its array is not the
-    one saved).
-
-    ``node.versions`` holds ``(holder, version, k, array)`` for each saved tensor: the
-    input Tensor and its array then, or the VersionCounter of the op's output (``array``
-    None); ``k`` is where it is among ``node.saved``. A view op (``is_view``) has one more,
-    ``k`` = VIEWED, for the memory it views: changed in place, the view's values change but
-    its graph does not (minigrad does not rebuild it as PyTorch does), so backward through
-    it refuses."""
-    for holder, then, k, array in node.versions:
-        now = holder._version
-        if now != then:
-            if k == VIEWED:
-                raise RuntimeError(CHANGED_MESSAGE.format(
-                    shape=list(array.shape), dtype=array.dtype, node=node.name(),
-                    kept="viewed"))
-            value = node.saved[k] if node.saved else None
-            if array is None:  # the output: its node is this one
-                origin = ", which is output 0 of " + node.name() + ","
-            else:
-                of = holder._grad_fn
-                origin = "" if of is None else ", which is output 0 of " + of.name() + ","
-                value = holder._data
-            raise RuntimeError(VERSION_MESSAGE.format(
-                type="minigrad." + _TYPE_NAMES.get(np.asarray(value).dtype.name, "Tensor"),
-                shape=list(np.shape(value)), origin=origin, now=now, then=then,
-                node=node.name()))
-        if array is not None and k != VIEWED and holder._data is not array:
-            raise RuntimeError(CHANGED_MESSAGE.format(
-                shape=list(array.shape), dtype=array.dtype, node=node.name(), kept="saved"))
+def version_error(node, array, now, then, maker):
+    """PyTorch's error for a saved tensor (whose values are ``array`` now) that was changed
+    in place: it is at version ``now``, ``node`` saved it at ``then``; ``maker`` is the node
+    that made it (None for a leaf)."""
+    origin = "" if maker is None else f", which is output 0 of {maker.name()},"
+    name = _TYPE_NAMES.get(np.asarray(array).dtype.name, "Tensor")
+    return RuntimeError(VERSION_MESSAGE.format(
+        type="minigrad." + name, shape=list(np.shape(array)), origin=origin, now=now,
+        then=then, node=node.name()))
 
 
-VIEWED = -1  # the ``k`` of a view op's entry in ``node.versions``
+def changed_error(node, array, kept):
+    """minigrad's error for an ``array`` that ``node`` saved (or viewed) and that changed
+    in a way the version does not count (``x.data = ...``, or the memory under a view)."""
+    return RuntimeError(CHANGED_MESSAGE.format(shape=list(array.shape), dtype=array.dtype,
+                                               node=node.name(), kept=kept))
 
 
 class _InPlace:
@@ -269,14 +250,17 @@ def _watch(owner, key):
     _InPlace.watched[key] = ref
 
 
+_changed, _watched = _InPlace.changed, _InPlace.watched  # (the same dicts, read faster)
+
+
 def mark_changed_in_place(array):
     """Note that ``array``'s memory (and so every view of it) was just changed in place."""
-    _InPlace.clock += 1
+    clock = _InPlace.clock = _InPlace.clock + 1
     owner = array if array.base is None else _memory_of(array)
     key = id(owner)
-    if key not in _InPlace.watched:
+    if key not in _watched:
         _watch(owner, key)
-    _InPlace.changed[key] = _InPlace.clock
+    _changed[key] = clock
 
 
 def saved_output_is(node, out, array, counter):
@@ -290,11 +274,8 @@ def saved_output_is(node, out, array, counter):
     if any(item is out for item in node.saved):
         node.saved = tuple(array if item is out else item for item in node.saved)
         node.made_at = _InPlace.clock
-        versions = getattr(node, "versions", None)
-        if versions:
-            node.versions = tuple((counter, counter._version, k, None) if a is None and k >= 0
-                                  else (holder, then, k, a)
-                                  for holder, then, k, a in versions)
+        if getattr(node, "output_at", None) is not None:  # an Op: the version it expects
+            node.output_version = (counter, counter._version)
 
 
 def note_viewed(node, array, view):
@@ -306,14 +287,19 @@ def note_viewed(node, array, view):
     return node
 
 
+def changed_since(array, time):
+    """Was ``array``'s memory changed in place (or replaced by ``x.data = ...``) after
+    ``time`` on the clock?"""
+    return _InPlace.changed.get(id(_memory_of(array)), -1) > time
+
+
 def _check_saved_unchanged(node):
     """Raise if an array ``node`` saved (or viewed) was changed in place after the node was
     made: by the versions of what it saved for an ``Op``, by the clock for the nodes that
     are not ``Op`` yet."""
-    versions = getattr(node, "versions", None)
-    if versions is not None:
-        return check_versions(node)
     if getattr(node, "is_op", False):
+        if node.saved or node.is_view:
+            node._check_versions()
         return
     viewed = getattr(node, "viewed", None)
     for item in node.saved if viewed is None else (*node.saved, viewed):

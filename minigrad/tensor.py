@@ -19,7 +19,7 @@ from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
 from .ops import arithmetic, reductions
-from .graph import (VIEWED, AccumulateGrad, VersionCounter, _GradMode, _check_saved_unchanged,
+from .graph import (AccumulateGrad, VersionCounter, _GradMode, _check_saved_unchanged,
                     backward as _run_backward, mark_changed_in_place, note_viewed,
                     saved_output_is)
 
@@ -660,8 +660,8 @@ def _forget_viewed(node):
     recorded (CopySlices), so what used the view before may still backward."""
     if getattr(node, "viewed", None) is not None:
         node.viewed = None
-    else:
-        node.versions = tuple([entry for entry in node.versions if entry[2] != VIEWED])
+    else:  # an Op view: it expects the version after the change (made just before)
+        node.versions[0] = node.tensors[0]._version
 
 
 def _assigned(tensor, key, value):
@@ -943,7 +943,7 @@ class Tensor:
                                "(t.float())")
         if value._data is not self._data:
             # Not an in-place change: the version stays (as in PyTorch). But an op that
-            # saved this tensor saved its old array: its backward refuses (graph.check_versions
+            # saved this tensor saved its old array: its backward refuses (Op._check_versions
             # sees another array; the clock tells the nodes that are not Ops yet).
             mark_changed_in_place(self._data)
             self._data = value._data
@@ -2458,7 +2458,7 @@ class Tensor:
             if (b.dtype is a.dtype and a.dtype.kind == "f"
                     and not (_GradMode.enabled and (self._requires_grad or other._requires_grad))):
                 try:
-                    np.add(a, b if alpha == 1 else b * alpha, out=a)
+                    a += b if alpha == 1 else b * alpha  # (numpy's operator: np.add(out=a))
                 except ValueError:
                     pass
                 else:
@@ -2493,6 +2493,20 @@ class Tensor:
         return self.__isub__(other * alpha if alpha != 1 else other)
 
     def mul_(self, other):
+        a = self._data
+        if type(other) is float:  # buf.mul_(momentum): _direct and _bump_version, inlined
+            if a.dtype.kind == "f" and not (_GradMode.enabled and self._requires_grad):
+                try:
+                    a *= other
+                except ValueError:
+                    pass
+                else:
+                    counter = self._version_counter
+                    if counter is None:
+                        counter = self._version_counter = VersionCounter()
+                    counter._version += 1
+                    mark_changed_in_place(a)
+                    return self
         return self.__imul__(other)
 
     def div_(self, other):
