@@ -7,6 +7,24 @@ inputs (``apply``). Leaves that require grad get an ``AccumulateGrad`` node, whi
 hands the leaves their gradients.
 
 This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits below it.
+
+The leaf protocol
+-----------------
+The engine never reaches into a tensor. It uses exactly these public names:
+
+* ``tensor.accumulate_grad(grad, owned=False)``: add ``grad`` (an array; a Tensor under
+  ``create_graph=True``) into ``tensor.grad``. ``owned`` says nothing else refers to
+  ``grad``, so it may become ``.grad`` without a copy. ``AccumulateGrad`` calls it for a
+  leaf, and the engine calls it for a non-leaf that asked for ``retain_grad()`` (its node's
+  ``retained`` is a weak reference to it): one path for every ``.grad``.
+* ``get_gradient_edge(tensor)`` (PyTorch's ``torch.autograd.graph.get_gradient_edge``):
+  the node a tensor's gradient goes to, its ``grad_fn`` or, for a leaf, its
+  ``AccumulateGrad``. ``tensor.py`` installs the lookup (``gradient_node``), since only the
+  tensor knows where it keeps its leaf node.
+
+A node, to its users (the chapter-3 stepper, the drawings), is ``name()``, ``inputs`` (the
+nodes its gradients go to, None for an input without one), ``next_functions`` (PyTorch's
+spelling of the same), ``apply(grad)`` and, for ``AccumulateGrad``, ``variable``.
 """
 
 import functools
@@ -18,8 +36,8 @@ import weakref
 import numpy as np
 
 __all__ = [
-    "Node", "AccumulateGrad", "backward", "execution_order", "propagate", "mark_changed_in_place",
-    "note_viewed", "VersionCounter",
+    "Node", "AccumulateGrad", "GradientEdge", "get_gradient_edge", "backward", "execution_order",
+    "propagate", "mark_changed_in_place", "note_viewed", "VersionCounter",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -385,8 +403,37 @@ class AccumulateGrad(Node):
         ``owned``: nothing else refers to ``grad``, so it may become ``.grad`` uncopied."""
         leaf = self._variable()
         if leaf is not None:  # a leaf that no longer exists needs no gradient
-            leaf._accumulate_grad(grad, owned)
+            leaf.accumulate_grad(grad, owned)
         return ()
+
+
+class GradientEdge(tuple):
+    """``(node, output_nr)``: where a tensor's gradient goes (PyTorch's ``GradientEdge``).
+    A minigrad node has one output, so ``output_nr`` is always 0."""
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr=0):
+        return tuple.__new__(cls, (node, output_nr))
+
+    node = property(operator.itemgetter(0))
+    output_nr = property(operator.itemgetter(1))
+
+    def __repr__(self):
+        return f"GradientEdge(node={self.node!r}, output_nr={self.output_nr})"
+
+
+# tensor -> its grad_fn, its AccumulateGrad (made on first use) or None: set by tensor.py.
+gradient_node = None
+
+
+def get_gradient_edge(tensor):
+    """The edge ``tensor``'s gradient flows along: ``get_gradient_edge(t).node`` is
+    ``t.grad_fn``, or the ``AccumulateGrad`` node of a leaf that requires grad."""
+    node = gradient_node(tensor)
+    if node is None:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
+                           "does not require gradients")
+    return GradientEdge(node, 0)
 
 
 def unbroadcast(grad, shape):
@@ -504,7 +551,7 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
             else:
                 tensor = node.retained()
                 if tensor is not None:
-                    tensor._accumulate_grad(grad, owns)
+                    tensor.accumulate_grad(grad, owns)
     if not retain_graph:
         for node in order:
             node.release()

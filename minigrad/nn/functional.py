@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import derivatives as d
 from ..graph import Node
+from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
@@ -217,24 +218,6 @@ def one_hot(tensor, num_classes=-1):
 
 # ------------------------------------------------------------------------------ embedding
 
-class EmbeddingBackward0(Node):
-    """weight[indices]: each row looked up gets the gradient of its output, a row looked up
-    several times the sum of theirs (``np.add.at``); the padding row gets none."""
-    __slots__ = ("rows", "padding_idx")
-
-    def __init__(self, inputs, indices, rows, padding_idx):
-        super().__init__(inputs, (indices,))
-        self.rows, self.padding_idx = rows, padding_idx
-
-    def apply(self, grad):
-        (indices,) = self.saved_arrays()
-        out = np.zeros((self.rows, grad.shape[-1]), dtype=grad.dtype)
-        np.add.at(out, indices, grad)
-        if self.padding_idx is not None:
-            out[self.padding_idx] = 0
-        return (out,)
-
-
 def _padding_row(padding_idx, rows):
     """``padding_idx`` as a row number (-1 is the last row); None stays None."""
     if padding_idx is None:
@@ -265,10 +248,7 @@ def embedding(input, weight, padding_idx=None):
         bad = indices[(indices < 0) | (indices >= rows)].flat[0]
         raise IndexError(f"index out of range in self: index {bad} is not a row of the "
                          f"embedding's weight, whose {rows} rows go from 0 to {rows - 1}")
-    value = weight._data[indices]
-    if _needs_grad(weight):
-        return _wrap(value, EmbeddingBackward0((_edge(weight),), indices, rows, padding_idx))
-    return _wrap(value)
+    return EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx)
 
 
 from .activations_more import (cosine_similarity, elu, hardtanh, kl_div, logsigmoid,  # noqa: E402

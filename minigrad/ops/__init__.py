@@ -8,8 +8,15 @@ grouped by family:
 * ``op.py``: ``Op``, the base class, and the one path that runs and records every op;
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
-* ``arithmetic.py``: ``+ - * /``, powers and the other operators;
-* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+* ``arithmetic.py``: ``+ - * /``, powers and the other operators (``//``, ``%``, ``fmod``,
+  ``atan2``, ``lerp``, ``addcmul``, ``addcdiv``);
+* ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
+  ``clamp``, ``masked_fill``, ``where``;
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``convolution.py``: ``F.conv2d`` (with im2col and col2im, its backward's ops) and ``F.pad``;
+* ``pooling.py``: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``;
+* ``normalization.py``: ``F.layer_norm`` and ``F.batch_norm``;
+* ``embedding.py``: ``F.embedding``.
 
 How to add an op
 ----------------
