@@ -152,6 +152,13 @@ def _refusal(lib, case):
             w = lib.ones(3)
             w.add_(1)
             out = x * w
+        elif case == "a saved output (softmax)":
+            out = (x * 1).softmax(0)
+            out.mul_(2)
+        elif case == "a saved base of a power":
+            a = x * 2
+            out = a ** 2
+            a.sub_(1)
         elif case == "an unsaved operand":
             w = lib.ones(3)
             out = x + w
@@ -168,7 +175,7 @@ REFUSALS = ["a saved input, a result", "a saved input, a tensor without grad",
             "a saved input, a 0-dim double", "a saved input changed through a view",
             "a saved input changed by detach()", "a saved input changed through .data",
             "a parameter, by optimizer.step()", "changed, then the forward pass again",
-            "an unsaved operand"]
+            "a saved output (softmax)", "a saved base of a power", "an unsaved operand"]
 
 _VERSIONS = re.compile(r"\[(\w+)\.(\w+) (\[[\d, ]*\])\](?:, which is output 0 of (\w+),)? "
                        r"is at version (\d+); expected version (\d+) instead")
