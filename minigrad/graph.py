@@ -500,27 +500,6 @@ def propagate(order, roots, grads):
             buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
 
 
-def _collect(steps, captured, capture_set, deliveries):
-    """Run the walk; keep what goes to the leaves (or to autograd.grad) for the end."""
-    for node, grad in steps:
-        if captured is not None:
-            if node in capture_set:
-                captured[node] = grad
-        elif type(node) is AccumulateGrad or node.retained is not None:
-            deliveries.append((node, grad))
-
-
-def _unshared(deliveries, grads):
-    """For each delivered gradient: does nothing else refer to its memory? Such an array can
-    become ``.grad`` without a copy (PyTorch, too, keeps a gradient nobody else holds); one
-    the caller passed in, or one that two tensors received, is copied."""
-    memory = [id(_memory_of(grad)) for _, grad in deliveries]
-    uses = {id(_memory_of(grad)): 1 for grad in grads}
-    for key in memory:
-        uses[key] = uses.get(key, 0) + 1
-    return [uses[key] == 1 for key in memory]
-
-
 def backward(roots, grads, retain_graph=False, capture=None, create_graph=False):
     """Push ``grads`` back from the ``roots`` nodes through the graph.
 
@@ -538,24 +517,57 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
     order = execution_order(roots)
     if create_graph:
         _check_twice_differentiable(order)
-    captured = {} if capture is not None else None
-    capture_set = set(capture) if capture is not None else ()
-    deliveries = []  # AccumulateGrad nodes and retained non-leaf gradients, applied last
-    with np.errstate(all="ignore"), set_grad_enabled(create_graph):
-        # inf and nan propagate silently, as in PyTorch
-        _collect(propagate(order, roots, grads), captured, capture_set, deliveries)
-        owned = [False] * len(deliveries) if create_graph else _unshared(deliveries, grads)
-        for (node, grad), owns in zip(deliveries, owned):
-            if type(node) is AccumulateGrad:
-                node.apply(grad, owns)
-            else:
-                tensor = node.retained()
-                if tensor is not None:
-                    tensor.accumulate_grad(grad, owns)
+    kept = set(capture) if capture is not None else None
+    arrived = {}  # the total gradient of each node whose gradient is wanted
+    with np.errstate(all="ignore"), set_grad_enabled(create_graph):  # inf, nan: silently
+        for node, grad in propagate(order, roots, grads):
+            if _is_wanted(node, kept):
+                arrived[node] = grad
+        if capture is None:
+            owned = set() if create_graph else _owned_gradients(arrived, grads)
+            for node, grad in arrived.items():  # leaves last: .grad += grad
+                _deliver(node, grad, owned=node in owned)
     if not retain_graph:
-        for node in order:
-            node.release()
-    return captured
+        release_graph(order)
+    return arrived if capture is not None else None
+
+
+def _is_wanted(node, captured):
+    """Is the gradient reaching ``node`` kept: a captured node for ``autograd.grad``, else a
+    leaf's ``AccumulateGrad`` or a node whose tensor asked for ``retain_grad()``."""
+    if captured is not None:
+        return node in captured
+    return type(node) is AccumulateGrad or node.retained is not None
+
+
+def _deliver(node, grad, owned):
+    """Hand ``grad`` to the tensor of ``node``: a leaf (through its AccumulateGrad) or a
+    non-leaf that retains its gradient."""
+    if type(node) is AccumulateGrad:
+        node.apply(grad, owned)
+        return
+    tensor = node.retained()
+    if tensor is not None:
+        tensor.accumulate_grad(grad, owned)
+
+
+def _owned_gradients(arrived, given):
+    """Speed: the nodes whose gradient may become ``.grad`` without a copy (saves a copy per
+    leaf per step). Only an array that nothing else refers to: not one the caller passed
+    in, nor one that another tensor also received (PyTorch, too, keeps a gradient nobody
+    else holds)."""
+    uses = {}
+    for grad in (*given, *given, *arrived.values()):  # what the caller gave: never owned
+        key = id(_memory_of(grad))
+        uses[key] = uses.get(key, 0) + 1
+    return {node for node, grad in arrived.items() if uses[id(_memory_of(grad))] == 1}
+
+
+def release_graph(order):
+    """Free what the nodes saved for backward (``retain_graph=False``): a second backward
+    through them then raises, and the memory of the forward pass's values is returned."""
+    for node in order:
+        node.release()
 
 
 def _check_twice_differentiable(order):

@@ -16,7 +16,7 @@ import numpy as np
 from . import dtypes
 from .extra_ops import _scalar_name
 from .graph import Node, unbroadcast
-from .ops import arithmetic, reductions, softmax, sorting
+from .ops import arithmetic, linalg, reductions, softmax, sorting
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
@@ -492,36 +492,6 @@ def median(input, dim=None, keepdim=False):
 
 # ------------------------------------------------------------------ products
 
-class EinsumBackward0(Node):
-    """Each operand's gradient is the einsum of the output's gradient with the other
-    operands, back to that operand's subscripts (indices it alone summed are spread back,
-    repeated ones such as 'ii' write the diagonal)."""
-    __slots__ = ("terms", "output")
-
-    def apply(self, grad):
-        arrays = self.saved_arrays()
-        grads = []
-        for k, (term, array) in enumerate(zip(self.terms, arrays)):
-            if self.inputs[k] is None:
-                grads.append(None)
-                continue
-            others = [(t, x) for i, (t, x) in enumerate(zip(self.terms, arrays)) if i != k]
-            known = set(self.output).union(*[t for t, _ in others])
-            unique = "".join(dict.fromkeys(term))
-            reached = "".join(c for c in unique if c in known)
-            spec = ",".join([self.output] + [t for t, _ in others]) + "->" + reached
-            g = np.einsum(spec, grad, *[x for _, x in others])
-            sizes = {c: array.shape[term.index(c)] for c in unique}
-            g = np.expand_dims(g, [i for i, c in enumerate(unique) if c not in known])
-            g = np.broadcast_to(g, [sizes[c] for c in unique])
-            if len(unique) != len(term):  # a repeated index: write the diagonal
-                full = np.zeros(array.shape, grad.dtype)
-                np.einsum(term + "->" + unique, full)[...] = g
-                g = full
-            grads.append(g)
-        return tuple(grads)
-
-
 def einsum(equation, *operands):
     """Products and sums given by index letters, as numpy's and PyTorch's einsum:
     ``einsum('ij,jk->ik', a, b)`` is ``a @ b``, ``einsum('i,i->', u, v)`` the dot product,
@@ -551,12 +521,11 @@ def einsum(equation, *operands):
         raise RuntimeError(f"einsum(): expected scalar type {_scalar_name(arrays[0].dtype)} "
                            f"but found {_scalar_name([x.dtype for x in arrays][1])}: give all "
                            "operands the same dtype")
+    node_cls = _renamed(linalg.EinsumBackward0, _einsum_node_name(terms, output))
     try:
-        out = np.einsum(inputs + "->" + output, *arrays)
+        return node_cls.run(operands, *arrays, terms=terms, output=output)
     except ValueError as error:
         raise RuntimeError(f"einsum(): {error}") from None
-    node_cls = _renamed(EinsumBackward0, _einsum_node_name(terms, output))
-    return _record(np.asarray(out), node_cls, operands, *arrays, terms=terms, output=output)
 
 
 def _einsum_node_name(terms, output):
@@ -568,17 +537,6 @@ def _einsum_node_name(terms, output):
     left = set().union(*terms[:-1])
     summed = (left & set(terms[-1])) - set(output)
     return "ViewBackward0" if summed else "MulBackward0"
-
-
-class AddmmBackward0(Node):
-    """beta * input + alpha * (m1 @ m2)."""
-    __slots__ = ("alpha", "beta", "shape")
-
-    def apply(self, grad):
-        m1, m2 = self.saved_arrays()
-        return (unbroadcast(grad * self.beta, self.shape) if self.inputs[0] else None,
-                self.alpha * (grad @ m2.T) if self.inputs[1] else None,
-                self.alpha * (m1.T @ grad) if self.inputs[2] else None)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -597,16 +555,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if not (c.dtype == m1.dtype == m2.dtype):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{dtypes.from_numpy(m1.dtype)} != {dtypes.from_numpy(m2.dtype)}")
-    product = m1 @ m2
     try:
-        out = np.broadcast_to(c, product.shape)
+        np.broadcast_to(c, (m1.shape[0], m2.shape[1]))
     except ValueError:
-        raise RuntimeError(f"The expanded size of the tensor ({product.shape[1]}) must match "
+        raise RuntimeError(f"The expanded size of the tensor ({m2.shape[1]}) must match "
                            f"the existing size ({c.shape[-1]}) of input") from None
-    out = (beta * c + alpha * product if (beta, alpha) != (1, 1) else c + product)
-    out = out.astype(product.dtype, copy=False)
-    return _record(out, AddmmBackward0, (input, mat1, mat2), m1, m2, alpha=alpha, beta=beta,
-                   shape=c.shape)
+    return linalg.AddmmBackward0.run((input, mat1, mat2), c, m1, m2, beta=beta, alpha=alpha)
 
 
 # ------------------------------------------------------------------ random

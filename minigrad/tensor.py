@@ -18,7 +18,7 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, reductions, selection, sorting
+from .ops import arithmetic, linalg, reductions, selection, sorting
 from .ops import softmax as softmax_ops
 from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
 from . import graph as _graph
@@ -158,8 +158,9 @@ def _wrap(data, grad_fn=None):
     return t
 
 
-def _edge(t):
-    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None."""
+def gradient_node(t):
+    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None
+    (an op's edge to this input: what ``next_functions`` shows)."""
     fn = t._grad_fn
     if fn is not None:
         return fn
@@ -168,6 +169,9 @@ def _edge(t):
     if t._accumulator is None:
         t._accumulator = AccumulateGrad(t)  # made on first use, then reused by every graph
     return t._accumulator
+
+
+_edge = gradient_node  # the short name the ops use
 
 
 def _edges(a, b):
@@ -876,15 +880,20 @@ class Tensor:
             return self._accumulate_grad_graph(grad)
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
-        if self._grad is None:
-            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
-                    and grad.flags.writeable):
-                grad = np.array(grad, dtype=self._data.dtype, order="C")
-            self._grad = _wrap(grad)
-        elif self._grad._data.shape == grad.shape:
+        if self._grad is None:  # the first gradient becomes .grad
+            self._grad = _wrap(self._new_grad(grad, owned))
+        elif self._grad.shape == grad.shape:  # every later one is added to it, in place
             self._grad._data += grad
         else:
             raise self._grad_shape_error(grad)
+
+    def _new_grad(self, grad, owned):
+        """Speed: ``grad`` itself when the engine says nothing else refers to it (``owned``)
+        and it already has this tensor's dtype and layout (saves a copy); else a copy."""
+        if (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                and grad.flags.writeable):
+            return grad
+        return np.array(grad, dtype=self._data.dtype, order="C")
 
     def _accumulate_grad_graph(self, grad):
         """The same under ``create_graph=True``: ``grad`` has a history, and so does
@@ -2911,7 +2920,7 @@ def matmul(a, b):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {np.ndim(y)}D")
     try:
-        out = _wrap(np.matmul(x, y))
+        return linalg.node_for_matmul(x, y).run((a, t), x, y)
     except ValueError:
         if x.ndim <= 2 and y.ndim <= 2:
             sa = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
@@ -2923,17 +2932,6 @@ def matmul(a, b):
                            "multiplied: the last dimension of the first must equal the "
                            "second-to-last of the second, and batch dimensions must "
                            "broadcast") from None
-    if _needs_grad(a, t):
-        if x.ndim == 2 and y.ndim == 2:
-            node_cls = d.MmBackward0
-        elif x.ndim == 1 and y.ndim == 1:
-            node_cls = d.DotBackward0
-        elif x.ndim == 2 and y.ndim == 1:
-            node_cls = d.MvBackward0
-        else:
-            node_cls = d.MatmulBackward0
-        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
-    return out
 
 
 def _common(tensors):
@@ -3020,7 +3018,7 @@ def where(condition, input=None, other=None):
 
 Op.wrap = staticmethod(_wrap)  # the ops make their results through these two
 Op.edge = staticmethod(_edge)
-_graph.gradient_node = _edge  # graph.get_gradient_edge (the engine knows no Tensor)
+_graph.gradient_node = gradient_node  # graph.get_gradient_edge (the engine knows no Tensor)
 
 from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
 from . import shape_ops as _shape  # noqa: E402  (as extra_ops)

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import derivatives as d
+from ..ops import linalg
 from ..graph import Node
 from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _edge, _needs_grad, _wrap
@@ -169,18 +170,11 @@ def linear(input, weight, bias=None):
     if x.ndim != 2:
         batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
         return batch.view(*x.shape[:-1], w.shape[0])
-    w_t = w.T
-    value = x @ w_t
-    if bias is not None:
-        value += bias._data  # value is a fresh array: adding in place saves a copy
-    if not _needs_grad(input, weight, bias):
-        return _wrap(value)
     # As in PyTorch: the weight reaches the product through a transpose node.
-    w_t_node = d.TBackward0((_edge(weight),)) if weight._requires_grad else None
+    w_t = weight.t()
     if bias is None:
-        return _wrap(value, d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
-    return _wrap(value, d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
-                                         x, w_t, bias._data.shape))
+        return linalg.MmBackward0.run((input, w_t), x, w_t._data)
+    return linalg.AddmmBackward0.run((bias, input, w_t), bias._data, x, w_t._data)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):

@@ -16,7 +16,10 @@ grouped by family:
 * ``convolution.py``: ``F.conv2d`` (with im2col and col2im, its backward's ops) and ``F.pad``;
 * ``pooling.py``: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``;
 * ``normalization.py``: ``F.layer_norm`` and ``F.batch_norm``;
-* ``embedding.py``: ``F.embedding``.
+* ``embedding.py``: ``F.embedding``;
+* ``linalg.py``: matrix products: ``@`` in each shape case, ``addmm`` (behind
+  ``nn.Linear``), ``bmm``, ``einsum``;
+* ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...).
 
 How to add an op
 ----------------
