@@ -147,6 +147,10 @@ class Op(Node):
                 continue
             i = _source(value, arrays)
             if i is None or tensors[i] is None:
+                # an array of a tensor that is not an input (NllLoss's targets), or one forward
+                # made: no version to check, so the clock of changed memory tells
+                if type(value) is _ndarray and changed_since(value, self.made_at):
+                    raise changed_error(self, value, "saved")
                 continue
             t = tensors[i]
             if t._version != versions[i]:
