@@ -17,7 +17,7 @@ import numpy as np
 
 from . import creation
 from . import derivatives as d
-from .graph import Node, mark_changed_in_place, note_viewed
+from .graph import Node, note_viewed
 from .tensor import Tensor, _edge, _needs_grad, _wrap, stack
 
 __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",
@@ -207,7 +207,7 @@ def _in_place(self, other, out_of_place):
         return self._record_in_place(out_of_place)
     result = out_of_place(self)
     np.copyto(self._data, result._data, casting="unsafe")
-    mark_changed_in_place(self._data)
+    self._bump_version()
     return self
 
 

@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 
-from ..graph import Node, mark_changed_in_place
 from ..ops import activations as ops
 from ..ops.convolution import ConstantPadNdBackward0
 from ..tensor import Tensor, _edge, _needs_grad, _wrap
@@ -46,7 +45,7 @@ def _in_place(input, inplace, compute):
     if input._check_inplace():
         return input._record_in_place(compute)
     np.copyto(input._data, compute(input)._data)
-    mark_changed_in_place(input._data)
+    input._bump_version()
     return input
 
 

@@ -12,7 +12,6 @@ import numpy as np
 
 from .. import derivatives as d
 from ..ops import linalg
-from ..graph import Node, mark_changed_in_place
 from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _edge, _needs_grad, _wrap
@@ -50,7 +49,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
         return input._record_in_place(lambda before: _leaky_relu(before, slope, in_place=True))
     a = input._data
     np.copyto(a, a * slope, where=~(a > 0))
-    mark_changed_in_place(a)
+    input._bump_version()
     return input
 
 
