@@ -27,6 +27,7 @@ nodes its gradients go to, None for an input without one), ``next_functions`` (P
 spelling of the same), ``apply(grad)`` and, for ``AccumulateGrad``, ``variable``.
 """
 
+import contextlib
 import functools
 import itertools
 import operator
@@ -517,14 +518,18 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
     order = execution_order(roots)
     if create_graph:
         _check_twice_differentiable(order)
-    kept = set(capture) if capture is not None else None
+    wanted = set(capture) if capture is not None else None
     arrived = {}  # the total gradient of each node whose gradient is wanted
-    with np.errstate(all="ignore"), set_grad_enabled(create_graph):  # inf, nan: silently
+    with np.errstate(all="ignore"), _recording(create_graph):  # inf, nan: silently
         for node, grad in propagate(order, roots, grads):
-            if _is_wanted(node, kept):
+            if capture is None:  # a leaf's gradient, or one a tensor retains
+                keep = type(node) is AccumulateGrad or node.retained is not None
+            else:  # autograd.grad: the inputs' gradients
+                keep = node in wanted
+            if keep:
                 arrived[node] = grad
         if capture is None:
-            owned = set() if create_graph else _owned_gradients(arrived, grads)
+            owned = () if create_graph else _owned_gradients(arrived, grads)
             for node, grad in arrived.items():  # leaves last: .grad += grad
                 _deliver(node, grad, owned=node in owned)
     if not retain_graph:
@@ -532,12 +537,11 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
     return arrived if capture is not None else None
 
 
-def _is_wanted(node, captured):
-    """Is the gradient reaching ``node`` kept: a captured node for ``autograd.grad``, else a
-    leaf's ``AccumulateGrad`` or a node whose tensor asked for ``retain_grad()``."""
-    if captured is not None:
-        return node in captured
-    return type(node) is AccumulateGrad or node.retained is not None
+def _recording(create_graph):
+    """Grad mode on while the formulas run under create_graph=True: they are recorded. A
+    plain backward computes on arrays, where grad mode does not matter (and switching it
+    costs a microsecond)."""
+    return set_grad_enabled(True) if create_graph else contextlib.nullcontext()
 
 
 def _deliver(node, grad, owned):
