@@ -18,7 +18,8 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, reductions
+from .ops import arithmetic, indexing, reductions
+from .ops import shape as ops_shape
 from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
                     mark_changed_in_place, note_viewed, saved_output_is)
 
@@ -403,35 +404,6 @@ def _broadcast_error(a, b, op):
                 f"broadcast together for {op}. Two dimensions fit when they are equal or "
                 "one of them is 1 (use unsqueeze/reshape to add a dimension of size 1).")
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
-
-
-def _view_node_class(index, shape):
-    """The node of a basic index, named as PyTorch names it: PyTorch applies the items one
-    by one (select for an int, slice, unsqueeze for None), skips a slice that keeps a whole
-    dim inside a tuple, and the last step that did something names the grad_fn (an index
-    that does nothing gives an alias)."""
-    if type(index) is not tuple:
-        if index is None:
-            return d.IndexUnsqueezeBackward0
-        if index is Ellipsis:
-            return d.AliasBackward0
-        return d.SliceBackward0 if type(index) is slice else d.SelectBackward0
-    node_class = d.AliasBackward0
-    dim = 0
-    for k in index:
-        if k is None:
-            node_class = d.IndexUnsqueezeBackward0
-        elif k is Ellipsis:
-            dim += len(shape) - sum(1 for j in index if j is not None and j is not Ellipsis)
-        elif type(k) is int:
-            node_class = d.SelectBackward0
-            dim += 1
-        else:
-            if (k.start or 0) != 0 or k.stop is not None and k.stop < shape[dim] or (
-                    k.step or 1) != 1:
-                node_class = d.SliceBackward0
-            dim += 1
-    return node_class
 
 
 # How PyTorch reads an index (python_variable_indexing.cpp), which is not numpy's rule:
@@ -1933,15 +1905,6 @@ class Tensor:
 
     # ----------------------------------------------------------------- shapes
 
-    def _reshaped(self, value, node_cls):
-        if value is self._data:  # np.squeeze(a, ()) gives a itself: a view op gives a view
-            value = value.view()
-        out = _wrap(value)
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(node_cls((_edge(self),), self._data.shape),
-                                         self._data, value))
-        return out
-
     def reshape(self, *shape):
         shape = _shape_args(shape)
         if shape.count(-1) > 1:
@@ -1956,11 +1919,10 @@ class Tensor:
                                "because the unspecified dimension size -1 can be any value "
                                "and is ambiguous")
         try:
-            value = self._data.reshape(shape)
+            return ops_shape.ViewBackward0.run((self,), self._data, shape=shape)
         except ValueError:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                                f"{self._data.size}") from None
-        return self._reshaped(value, d.ViewBackward0)
 
     def view(self, *shape):
         """Like reshape, but only where no copy is needed (the result shares memory)."""
@@ -1998,16 +1960,16 @@ class Tensor:
         if not -n <= dim < n:
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-n}, {n - 1}], but got {dim})")
-        return self._reshaped(np.expand_dims(self._data, dim % n), d.UnsqueezeBackward0)
+        return ops_shape.UnsqueezeBackward0.run((self,), self._data, dim=dim % n)
 
     def squeeze(self, dim=None):
         a = self._data
         if dim is None:
-            return self._reshaped(a.reshape([n for n in a.shape if n != 1]), d.SqueezeBackward0)
+            return ops_shape.SqueezeBackward0.run((self,), a)
         # squeeze(()) squeezes nothing (for _dims, no dims means every dim)
         given = self._dims(dim) if isinstance(dim, int) or len(dim) else ()
         dims = [x for x in given if a.ndim and a.shape[x] == 1]
-        return self._reshaped(np.squeeze(a, axis=tuple(dims)), d.SqueezeBackward1)
+        return ops_shape.SqueezeBackward1.run((self,), a, dims=tuple(dims))
 
     def expand(self, *sizes):
         if not sizes:
@@ -2037,10 +1999,7 @@ class Tensor:
             raise RuntimeError(f"The expanded size of the tensor must match the existing size "
                                f"at each non-singleton dimension: cannot expand shape "
                                f"{list(a.shape)} to {list(sizes)}") from None
-        out = _wrap(value)
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.ExpandBackward0((_edge(self),), a.shape), a, value))
-        return out
+        return ops_shape.ExpandBackward0.run((self,), a, value=value)
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -2058,20 +2017,11 @@ class Tensor:
         dims = tuple(self._dim(x) for x in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
-        out = _wrap(self._data.transpose(dims))
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.PermuteBackward0((_edge(self),), dims), self._data,
-                                         out._data))
-        return out
+        return ops_shape.PermuteBackward0.run((self,), self._data, dims=dims)
 
     def transpose(self, dim0, dim1):
         dim0, dim1 = self._dim(dim0), self._dim(dim1)
-        a = self._data
-        out = _wrap(np.swapaxes(a, dim0, dim1) if a.ndim else a.view())  # 0-dim: no axes
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.TransposeBackward0((_edge(self),), dim0, dim1),
-                                         self._data, out._data))
-        return out
+        return ops_shape.TransposeBackward0.run((self,), self._data, dim0=dim0, dim1=dim1)
 
     swapaxes = transpose
 
@@ -2079,10 +2029,7 @@ class Tensor:
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D. Use transpose(dim0, dim1).")
-        out = _wrap(self._data.T)
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.TBackward0((_edge(self),)), self._data, out._data))
-        return out
+        return ops_shape.TBackward0.run((self,), self._data)
 
     @property
     def T(self):
@@ -2139,27 +2086,17 @@ class Tensor:
         a = self._data
         try:
             index, advanced = _to_index(key, a)
-            if advanced is None:
-                value = a[index]
-                if type(value) is not np.ndarray:
-                    value = _element_view(a, index)
-            else:
-                value = (a if index is None else a[index])[advanced]
-                if value.base is not None:  # numpy's own temporary, not a view of ``a``:
-                    value = value.copy()    # the result owns its memory, as in PyTorch
+            if advanced is not None:
+                return indexing.IndexBackward0.run((self,), a, first=index, key=advanced)
+            if _GradMode.enabled:
+                node_class = indexing.view_node_class(index, a.shape) if self._requires_grad \
+                    else indexing.SliceBackward0
+                out = node_class.run((self,), a, key=index)
+                out._view = (self, index)  # so an in-place change of out can be recorded in self
+                return out
+            return _wrap(indexing._element_view(a, index))
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
-        out = _wrap(value)
-        if advanced is None and _GradMode.enabled:
-            out._view = (self, index)  # so an in-place change of out can be recorded in self
-        if _needs_grad(self):
-            if advanced is not None:
-                node = d.IndexBackward0((_edge(self),), a.shape, advanced, index)
-            else:
-                node_cls = _view_node_class(index, a.shape)
-                node = note_viewed(node_cls((_edge(self),), a.shape, index), a, value)
-            out._set_grad_fn(node)
-        return out
 
     def __setitem__(self, key, value):
         a = self._data
@@ -2242,11 +2179,8 @@ class Tensor:
                                    f"size {a1.shape[dim]}")
         key = list(np.indices(idx1.shape, sparse=True))
         key[dim] = idx1
-        key = tuple(key)
-        out = _wrap(a1[key].reshape(idx.shape))
-        if _needs_grad(self):
-            out._set_grad_fn(d.GatherBackward0((_edge(self),), idx1, a.shape, dim))
-        return out
+        return indexing.GatherBackward0.run((self,), a, key=tuple(key), index=idx1,
+                                             shape=idx.shape)
 
     # ----------------------------------------------------------------- in-place updates
 
@@ -2890,10 +2824,9 @@ def stack(tensors, dim=0):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     dim %= n
-    out = _wrap(np.stack(arrays, axis=dim))
-    if _needs_grad(*tensors):
-        out._set_grad_fn(d.StackBackward0(tuple(_edge(t) for t in tensors), dim))
-    return out
+    if not _needs_grad(*tensors):
+        return _wrap(np.stack(arrays, axis=dim))
+    return ops_shape.StackBackward0.run(tensors, *arrays, dim=dim)
 
 
 def cat(tensors, dim=0):
@@ -2911,16 +2844,15 @@ def cat(tensors, dim=0):
     dim = _wrap(joined[0])._dim(dim) if joined else 0
     joined = joined or arrays
     try:
-        value = np.concatenate(joined, axis=dim)
+        if not _needs_grad(*tensors):
+            return _wrap(np.concatenate(joined, axis=dim))
+        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
+                 for a in arrays]
+        return ops_shape.CatBackward0.run(tensors, *arrays, joined=joined, dim=dim,
+                                          sizes=sizes)
     except ValueError:
         raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}: got shapes "
                            f"{[list(a.shape) for a in arrays]}") from None
-    out = _wrap(value)
-    if _needs_grad(*tensors):
-        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
-                 for a in arrays]
-        out._set_grad_fn(d.CatBackward0(tuple(_edge(t) for t in tensors), dim, sizes))
-    return out
 
 
 def where(condition, input=None, other=None):

@@ -14,6 +14,7 @@ import numpy as np
 from .. import derivatives as d
 from ..graph import Node, mark_changed_in_place
 from ..tensor import _edge, _needs_grad, _wrap
+from ..ops.shape import TBackward0
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
 from .conv import conv2d  # noqa: F401  (F.conv2d)
@@ -175,7 +176,7 @@ def linear(input, weight, bias=None):
     if not _needs_grad(input, weight, bias):
         return _wrap(value)
     # As in PyTorch: the weight reaches the product through a transpose node.
-    w_t_node = d.TBackward0((_edge(weight),)) if weight._requires_grad else None
+    w_t_node = TBackward0.run((weight,), w)._grad_fn if weight._requires_grad else None
     if bias is None:
         return _wrap(value, d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
     return _wrap(value, d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
