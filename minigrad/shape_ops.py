@@ -17,7 +17,6 @@ import numpy as np
 from . import creation
 from .graph import mark_changed_in_place
 from .ops import indexing as ops
-from .ops.indexing import _diagonal_view  # noqa: F401  (kept importable from here)
 from .tensor import Tensor, _wrap, stack
 
 __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",

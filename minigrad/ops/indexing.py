@@ -8,11 +8,12 @@ Two ideas cover most backward formulas here:
   gradient back to where it came from, adding up where an element was picked twice: the
   gradient is *put* into zeros (``put``);
 * putting into zeros is linear, and its own backward is picking the same places again
-  (``index``). So the backward of a backward is the forward op once more, and second
+  (``indexed``). So the backward of a backward is the forward op once more, and second
   derivatives come from the same few ops.
 
-``index``, ``put``, ``sliced``, ``placed``, ``diagonal`` and ``diagonal_placed`` take an
-array (computed directly, nothing recorded) or a Tensor (the matching op, recorded).
+``indexed``, ``put``, ``put_flat``, ``sliced``, ``placed``, ``diagonal`` and
+``diagonal_placed`` take an array (computed directly, nothing recorded) or a Tensor (the
+matching op, recorded).
 Arguments arrive already checked by the functions in ``minigrad/shape_ops.py`` and
 ``Tensor.__getitem__``.
 """
@@ -225,10 +226,10 @@ class IndexBackwardBackward0(Op):
         return out
 
     def backward(self, grad):
-        return index(grad, self.first, self.key)
+        return indexed(grad, self.first, self.key)
 
 
-def index(x, first, key):
+def indexed(x, first, key):
     """``x[first][key]`` (``first`` may be None), a copy."""
     if _is_array(x):
         return (x if first is None else x[first])[key]
@@ -297,7 +298,7 @@ class PutBackward0(Op):
         return put_flat(g, positions, size)
 
     def backward(self, grad):
-        return index(grad, None, (self.positions,))
+        return indexed(grad, None, (self.positions,))
 
 
 def put_flat(grad, positions, size):
@@ -443,16 +444,12 @@ class ScatterBackward0(Op):
         if needs_a:
             grad_a = self._grad_self(grad)
         if needs_s:
-            picked = index_of(grad.reshape(_one_d(shape)), self.key)
+            picked = indexed(grad.reshape(_one_d(shape)), None, self.key)
             grad_s = placed(picked, _one_d(s_shape), self.lead).reshape(s_shape)
         return grad_a, grad_s
 
     def _grad_self(self, grad):
         return zero_at(grad, self.key)
-
-
-def index_of(x, key):
-    return index(x, None, key)
 
 
 class ScatterAddBackward0(ScatterBackward0):
@@ -509,7 +506,7 @@ class IndexAddBackward0(Op):
     def backward(self, grad, index):
         grad_s = None
         if self.needs_input_grad[1]:
-            grad_s = (index_of(grad, self.key) * self.alpha).reshape(self.shapes[1])
+            grad_s = (indexed(grad, None, self.key) * self.alpha).reshape(self.shapes[1])
         return grad, grad_s
 
 
@@ -546,7 +543,7 @@ class IndexFillBackward1(IndexFillBackward0):
         grad_a = IndexFillBackward0.backward(self, grad, index) if needs_a else None
         grad_v = None
         if needs_v:
-            part = index_of(grad, self.key)
+            part = indexed(grad, None, self.key)
             grad_v = np.asarray(part.sum(), dtype=grad.dtype) if _is_array(part) \
                 else part.sum()
         return grad_a, grad_v
