@@ -285,3 +285,9 @@ def test_plain_backward_makes_no_tensor(monkeypatch):
     loss.backward()
     assert made == []
     assert x.grad is not None and s.grad is not None
+
+
+def test_too_many_indices_is_numpy_s_index_error():
+    x = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0:1, 0:1, 0:1]

@@ -9,7 +9,10 @@ grouped by family:
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
 * ``arithmetic.py``: ``+ - * /``, powers and the other operators;
-* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer.
+* ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``shape.py``: reshape/view, (un)squeeze, expand, permute, transpose, stack and cat;
+* ``indexing.py``: ``x[key]``, gather, and the ops that pick, place or overwrite elements
+  (flip, index_select, take, diagonal, tril, scatter, index_add, ...).
 
 How to add an op
 ----------------

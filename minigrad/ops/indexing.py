@@ -96,6 +96,8 @@ def view_node_class(index, shape):
             node_class = SelectBackward0
             dim += 1
         else:
+            if dim >= len(shape):  # too many indices: the forward pass says so
+                return SliceBackward0
             if (k.start or 0) != 0 or k.stop is not None and k.stop < shape[dim] or (
                     k.step or 1) != 1:
                 node_class = SliceBackward0
