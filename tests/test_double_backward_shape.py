@@ -291,3 +291,21 @@ def test_too_many_indices_is_numpy_s_index_error():
     x = mg.tensor([[1.0, 2.0]], requires_grad=True)
     with pytest.raises(IndexError, match="too many indices"):
         x[0:1, 0:1, 0:1]
+
+
+def test_as_strided_node_takes_arrays_or_tensors():
+    # made by the in-place machinery as AsStridedBackward0((node,), root_shape, path)
+    from minigrad.ops.indexing import AsStridedBackward0
+    x = mg.tensor(np.ones(2), requires_grad=True)
+    y = x * 1.0
+    node = AsStridedBackward0((y.grad_fn,), (3, 4), ((1,), (slice(1, 3),)))
+    expected = np.zeros((3, 4))
+    expected[1, 1:3] = [5.0, 6.0]
+    (g,) = node.apply(np.array([5.0, 6.0]))
+    assert type(g) is np.ndarray and (g == expected).all()
+    seed = mg.tensor([5.0, 6.0], dtype=mg.float64, requires_grad=True)
+    with mg.enable_grad():
+        (g,) = node.apply(seed)
+    assert g.requires_grad and (g.detach().numpy() == expected).all()
+    (back,) = mg.autograd.grad((g * mg.tensor(np.arange(12.0).reshape(3, 4))).sum(), seed)
+    assert back.tolist() == [5.0, 6.0]
