@@ -11,8 +11,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import derivatives as d
 from .graph import Node
+from .ops import linalg
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
@@ -108,15 +108,7 @@ def dot(input, tensor):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.size}] and src "
                            f"[{b.size}] to have the same number of elements, but got {a.size} "
                            f"and {b.size} elements respectively")
-    out = _wrap(np.asarray(np.dot(a, b), dtype=a.dtype))
-    if _needs_grad(input, tensor):
-        out._set_grad_fn(d.DotBackward0((_edge(input), _edge(tensor)), (a, b)))
-    return out
-
-
-class BmmBackward0(d.MatmulBackward0):
-    """A batch of matrix products: each as MmBackward0."""
-    __slots__ = ()
+    return linalg.DotBackward0.run((input, tensor), a, b)
 
 
 def bmm(input, mat2):
@@ -137,10 +129,7 @@ def bmm(input, mat2):
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {_scalar_name(a.dtype)} but found "
                            f"{_scalar_name(b.dtype)}")
-    out = _wrap(np.matmul(a, b))
-    if _needs_grad(input, mat2):
-        out._set_grad_fn(BmmBackward0((_edge(input), _edge(mat2)), (a, b)))
-    return out
+    return linalg.BmmBackward0.run((input, mat2), a, b)
 
 
 def _scalar_name(numpy_dtype):

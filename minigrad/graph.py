@@ -7,6 +7,24 @@ inputs (``apply``). Leaves that require grad get an ``AccumulateGrad`` node, whi
 hands the leaves their gradients.
 
 This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits below it.
+
+The leaf protocol
+-----------------
+The engine never reaches into a tensor. It uses exactly these public names:
+
+* ``tensor.accumulate_grad(grad, owned=False)``: add ``grad`` (an array; a Tensor under
+  ``create_graph=True``) into ``tensor.grad``. ``owned`` says nothing else refers to
+  ``grad``, so it may become ``.grad`` without a copy. ``AccumulateGrad`` calls it for a
+  leaf, and the engine calls it for a non-leaf that asked for ``retain_grad()`` (its node's
+  ``retained`` is a weak reference to it): one path for every ``.grad``.
+* ``get_gradient_edge(tensor)`` (PyTorch's ``torch.autograd.graph.get_gradient_edge``):
+  the node a tensor's gradient goes to, its ``grad_fn`` or, for a leaf, its
+  ``AccumulateGrad``. ``tensor.py`` installs the lookup (``gradient_node``), since only the
+  tensor knows where it keeps its leaf node.
+
+A node, to its users (the chapter-3 stepper, the drawings), is ``name()``, ``inputs`` (the
+nodes its gradients go to, None for an input without one), ``next_functions`` (PyTorch's
+spelling of the same), ``apply(grad)`` and, for ``AccumulateGrad``, ``variable``.
 """
 
 import functools
@@ -18,8 +36,8 @@ import weakref
 import numpy as np
 
 __all__ = [
-    "Node", "AccumulateGrad", "backward", "execution_order", "propagate", "mark_changed_in_place",
-    "note_viewed",
+    "Node", "AccumulateGrad", "GradientEdge", "get_gradient_edge", "backward", "execution_order",
+    "propagate", "mark_changed_in_place", "note_viewed",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -319,8 +337,37 @@ class AccumulateGrad(Node):
         ``owned``: nothing else refers to ``grad``, so it may become ``.grad`` uncopied."""
         leaf = self._variable()
         if leaf is not None:  # a leaf that no longer exists needs no gradient
-            leaf._accumulate_grad(grad, owned)
+            leaf.accumulate_grad(grad, owned)
         return ()
+
+
+class GradientEdge(tuple):
+    """``(node, output_nr)``: where a tensor's gradient goes (PyTorch's ``GradientEdge``).
+    A minigrad node has one output, so ``output_nr`` is always 0."""
+    __slots__ = ()
+
+    def __new__(cls, node, output_nr=0):
+        return tuple.__new__(cls, (node, output_nr))
+
+    node = property(operator.itemgetter(0))
+    output_nr = property(operator.itemgetter(1))
+
+    def __repr__(self):
+        return f"GradientEdge(node={self.node!r}, output_nr={self.output_nr})"
+
+
+# tensor -> its grad_fn, its AccumulateGrad (made on first use) or None: set by tensor.py.
+gradient_node = None
+
+
+def get_gradient_edge(tensor):
+    """The edge ``tensor``'s gradient flows along: ``get_gradient_edge(t).node`` is
+    ``t.grad_fn``, or the ``AccumulateGrad`` node of a leaf that requires grad."""
+    node = gradient_node(tensor)
+    if node is None:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that "
+                           "does not require gradients")
+    return GradientEdge(node, 0)
 
 
 def unbroadcast(grad, shape):
@@ -387,27 +434,6 @@ def propagate(order, roots, grads):
             buffers[nxt] = buffers[nxt] + g if nxt in buffers else g
 
 
-def _collect(steps, captured, capture_set, deliveries):
-    """Run the walk; keep what goes to the leaves (or to autograd.grad) for the end."""
-    for node, grad in steps:
-        if captured is not None:
-            if node in capture_set:
-                captured[node] = grad
-        elif type(node) is AccumulateGrad or node.retained is not None:
-            deliveries.append((node, grad))
-
-
-def _unshared(deliveries, grads):
-    """For each delivered gradient: does nothing else refer to its memory? Such an array can
-    become ``.grad`` without a copy (PyTorch, too, keeps a gradient nobody else holds); one
-    the caller passed in, or one that two tensors received, is copied."""
-    memory = [id(_memory_of(grad)) for _, grad in deliveries]
-    uses = {id(_memory_of(grad)): 1 for grad in grads}
-    for key in memory:
-        uses[key] = uses.get(key, 0) + 1
-    return [uses[key] == 1 for key in memory]
-
-
 def backward(roots, grads, retain_graph=False, capture=None, create_graph=False):
     """Push ``grads`` back from the ``roots`` nodes through the graph.
 
@@ -425,24 +451,57 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
     order = execution_order(roots)
     if create_graph:
         _check_twice_differentiable(order)
-    captured = {} if capture is not None else None
-    capture_set = set(capture) if capture is not None else ()
-    deliveries = []  # AccumulateGrad nodes and retained non-leaf gradients, applied last
-    with np.errstate(all="ignore"), set_grad_enabled(create_graph):
-        # inf and nan propagate silently, as in PyTorch
-        _collect(propagate(order, roots, grads), captured, capture_set, deliveries)
-        owned = [False] * len(deliveries) if create_graph else _unshared(deliveries, grads)
-        for (node, grad), owns in zip(deliveries, owned):
-            if type(node) is AccumulateGrad:
-                node.apply(grad, owns)
-            else:
-                tensor = node.retained()
-                if tensor is not None:
-                    tensor._accumulate_grad(grad, owns)
+    kept = set(capture) if capture is not None else None
+    arrived = {}  # the total gradient of each node whose gradient is wanted
+    with np.errstate(all="ignore"), set_grad_enabled(create_graph):  # inf, nan: silently
+        for node, grad in propagate(order, roots, grads):
+            if _is_wanted(node, kept):
+                arrived[node] = grad
+        if capture is None:
+            owned = set() if create_graph else _owned_gradients(arrived, grads)
+            for node, grad in arrived.items():  # leaves last: .grad += grad
+                _deliver(node, grad, owned=node in owned)
     if not retain_graph:
-        for node in order:
-            node.release()
-    return captured
+        release_graph(order)
+    return arrived if capture is not None else None
+
+
+def _is_wanted(node, captured):
+    """Is the gradient reaching ``node`` kept: a captured node for ``autograd.grad``, else a
+    leaf's ``AccumulateGrad`` or a node whose tensor asked for ``retain_grad()``."""
+    if captured is not None:
+        return node in captured
+    return type(node) is AccumulateGrad or node.retained is not None
+
+
+def _deliver(node, grad, owned):
+    """Hand ``grad`` to the tensor of ``node``: a leaf (through its AccumulateGrad) or a
+    non-leaf that retains its gradient."""
+    if type(node) is AccumulateGrad:
+        node.apply(grad, owned)
+        return
+    tensor = node.retained()
+    if tensor is not None:
+        tensor.accumulate_grad(grad, owned)
+
+
+def _owned_gradients(arrived, given):
+    """Speed: the nodes whose gradient may become ``.grad`` without a copy (saves a copy per
+    leaf per step). Only an array that nothing else refers to: not one the caller passed
+    in, nor one that another tensor also received (PyTorch, too, keeps a gradient nobody
+    else holds)."""
+    uses = {}
+    for grad in (*given, *given, *arrived.values()):  # what the caller gave: never owned
+        key = id(_memory_of(grad))
+        uses[key] = uses.get(key, 0) + 1
+    return {node for node, grad in arrived.items() if uses[id(_memory_of(grad))] == 1}
+
+
+def release_graph(order):
+    """Free what the nodes saved for backward (``retain_graph=False``): a second backward
+    through them then raises, and the memory of the forward pass's values is returned."""
+    for node in order:
+        node.release()
 
 
 def _check_twice_differentiable(order):

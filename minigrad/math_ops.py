@@ -16,6 +16,7 @@ import numpy as np
 from . import dtypes
 from .extra_ops import _scalar_name
 from .graph import Node, unbroadcast
+from .ops import arithmetic, linalg, reductions, softmax, sorting
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
@@ -242,18 +243,6 @@ def _pair(name, input, other):
     return a, np.asarray(b, dtype=a.dtype), t
 
 
-class Atan2Backward0(Node):
-    """atan2(y, x): dy = x / (x^2 + y^2), dx = -y / (x^2 + y^2)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        y, x = self.saved_arrays()
-        r2 = x * x + y * y
-        with np.errstate(divide="ignore", invalid="ignore"):
-            recip = np.where(r2 == 0, 0, 1 / r2)  # at (0, 0): 0, as PyTorch
-        return (unbroadcast(grad * x * recip, y.shape), unbroadcast(-grad * y * recip, x.shape))
-
-
 def atan2(input, other):
     """The angle of the point (other, input), in (-pi, pi]: ``atan(input / other)`` with the
     quadrant from both signs."""
@@ -261,24 +250,7 @@ def atan2(input, other):
     y, x, _ = _pair("atan2", input, other)
     if y.dtype.kind != "f":
         y, x = y.astype(dtypes.DEFAULT_FLOAT), x.astype(dtypes.DEFAULT_FLOAT)
-    return _record(np.arctan2(y, x), Atan2Backward0, (input, other), y, x)
-
-
-class FmodBackward0(Node):
-    """fmod(a, number): slope 1 in a."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (grad,)
-
-
-class FmodBackward1(Node):
-    """fmod(a, b) = a - trunc(a / b) * b: da = 1, db = -trunc(a / b)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, b = self.saved_arrays()
-        return (unbroadcast(grad, a.shape), unbroadcast(-grad * np.trunc(a / b), b.shape))
+    return arithmetic.Atan2Backward0.run((input, other), y, x)
 
 
 def fmod(input, other):
@@ -287,31 +259,9 @@ def fmod(input, other):
     a, b, t = _pair("fmod", input, other)
     if a.dtype.kind in "iub" and np.any(b == 0):
         raise RuntimeError("ZeroDivisionError")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.fmod(a, b)
     if t is None:
-        return _record(out, FmodBackward0, (input,))
-    return _record(out, FmodBackward1, (input, t), a, b)
-
-
-class LerpBackward0(Node):
-    """start + w (end - start) for a number w: d start = 1 - w, d end = w."""
-    __slots__ = ("weight", "shapes")
-
-    def apply(self, grad):
-        start_shape, end_shape = self.shapes
-        return (unbroadcast(grad * (1 - self.weight), start_shape),
-                unbroadcast(grad * self.weight, end_shape))
-
-
-class LerpBackward1(Node):
-    """Tensor weight w: also dw = end - start."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        start, end, w = self.saved_arrays()
-        return (unbroadcast(grad * (1 - w), start.shape), unbroadcast(grad * w, end.shape),
-                unbroadcast(grad * (end - start), w.shape))
+        return arithmetic.FmodBackward0.run((input,), a, other=b)
+    return arithmetic.FmodBackward1.run((input, t), a, b)
 
 
 def lerp(input, end, weight):
@@ -326,11 +276,8 @@ def lerp(input, end, weight):
     _refuse_integers("lerp", start, "lerp_kernel_scalar")
     if isinstance(weight, Tensor):
         w = weight._data.astype(start.dtype, copy=False)
-        out = (start + w * (stop - start)).astype(start.dtype, copy=False)
-        return _record(out, LerpBackward1, (input, end, weight), start, stop, w)
-    w = float(weight)
-    out = (start + start.dtype.type(w) * (stop - start)).astype(start.dtype, copy=False)
-    return _record(out, LerpBackward0, (input, end), weight=w, shapes=(start.shape, stop.shape))
+        return arithmetic.LerpBackward1.run((input, end, weight), start, stop, w)
+    return arithmetic.LerpBackward0.run((input, end), start, stop, weight=float(weight))
 
 
 def isinf(input):
@@ -391,55 +338,13 @@ def count_nonzero(input, dim=None):
 
 # ------------------------------------------------------------------ reductions
 
-class LogsumexpBackward0(Node):
-    """d logsumexp = softmax: exp(x - out). As in PyTorch, a row of only -inf (out = -inf)
-    gets nan, and so does an element +inf (nothing is special-cased)."""
-    __slots__ = ("axes", "keepdim")
-
-    def apply(self, grad):
-        a, out = self.saved_arrays()
-        if not self.keepdim:
-            grad, out = np.expand_dims(grad, self.axes), np.expand_dims(out, self.axes)
-        with np.errstate(invalid="ignore"):
-            return (grad * np.exp(a - out),)
-
-
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(x)))`` along ``dim``, computed stably: the largest element is taken out
     before exp, so large inputs do not overflow (``x.exp().sum().log()`` gives inf)."""
     _check_tensor("logsumexp", input)
-    a = input._float_data()
     axes = tuple(input._dims(dim))
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        top = np.max(a, axis=axes, keepdims=True) if a.size else np.zeros([1] * a.ndim, a.dtype)
-        top = np.where(np.isfinite(top), top, 0)  # all -inf or an inf: nothing to take out
-        out = np.log(np.sum(np.exp(a - top), axis=axes, keepdims=True)) + top
-    out = out.astype(a.dtype, copy=False)
-    if not keepdim:
-        out = np.squeeze(out, axis=axes)
-    return _record(out, LogsumexpBackward0, (input,), a, out, axes=axes, keepdim=keepdim)
-
-
-class CumprodBackward0(Node):
-    """d out_j / d x_i = prod of x_0..x_j except x_i (j >= i), so
-    grad_i = sum_{j >= i} grad_j * prod_{k <= j, k != i} x_k. Computed that way directly
-    (not as out / x_i), which stays right when an element is 0."""
-    __slots__ = ("axis",)
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        x = np.moveaxis(a, self.axis, -1)
-        g = np.moveaxis(grad, self.axis, -1)
-        n = x.shape[-1]
-        result = np.empty_like(g)
-        for i in range(n):
-            others = x.copy()
-            others[..., i] = 1
-            products = np.cumprod(others, axis=-1)[..., i:]
-            # past another zero the product is 0, even if an inf or nan follows (PyTorch)
-            products[np.cumsum(others == 0, axis=-1)[..., i:] > 0] = 0
-            result[..., i] = np.sum(g[..., i:] * products, axis=-1)
-        return (np.moveaxis(result, -1, self.axis),)
+    return softmax.LogsumexpBackward0.run((input,), input._float_data(), axes=axes,
+                                          keepdim=keepdim)
 
 
 def cumprod(input, dim, *, dtype=None):
@@ -450,9 +355,7 @@ def cumprod(input, dim, *, dtype=None):
     axis = input._dim(dim)
     target = dtypes.to_numpy(dtype) if dtype is not None else (np.int64 if a.dtype.kind in "iub"
                                                      else a.dtype)
-    a = a.astype(target, copy=False)
-    out = np.cumprod(a, axis=axis) if a.ndim else a.copy()
-    return _record(out, CumprodBackward0, (input,), a, axis=axis)
+    return reductions.CumprodBackward0.run((input,), a.astype(target, copy=False), axis=axis)
 
 
 def _moments(name, input, dim, correction, keepdim, std):
@@ -512,37 +415,6 @@ _Topk = _values_indices("topk")
 _Median = _values_indices("median")
 
 
-class _PickBackward(Node):
-    """The output took elements of the input at ``indices`` along ``axis``: each gradient
-    goes back to the element it came from."""
-    __slots__ = ("axis", "shape")
-
-    def apply(self, grad):
-        (indices,) = self.saved_arrays()
-        if grad.ndim != indices.ndim:  # a reduction without keepdim
-            grad = np.expand_dims(grad, self.axis)
-        result = np.zeros(self.shape, grad.dtype)
-        np.put_along_axis(result, indices, grad, axis=self.axis)
-        return (result,)
-
-
-class SortBackward0(_PickBackward):
-    __slots__ = ()
-
-
-class SortBackward1(_PickBackward):
-    """sort called with ``stable=`` (PyTorch's other overload)."""
-    __slots__ = ()
-
-
-class TopkBackward0(_PickBackward):
-    __slots__ = ()
-
-
-class MedianBackward1(_PickBackward):
-    __slots__ = ()
-
-
 def _sort_order(a, axis, descending):
     """Stable order along ``axis`` (equal elements keep their order), nan last as PyTorch
     puts it (first when descending)."""
@@ -559,14 +431,10 @@ def sort(input, dim=-1, descending=False, *, stable=None):
     Always stable here (PyTorch's ``stable=False`` may order equal elements either way)."""
     _check_tensor("sort", input)
     a = input._data
-    node_cls = SortBackward0 if stable is None else SortBackward1
-    if a.ndim == 0:
-        return ValuesIndices(_record(a.copy(), node_cls, (input,), np.zeros((), np.int64),
-                                     axis=0, shape=()), _wrap(np.zeros((), np.int64)))
+    op = sorting.SortBackward0 if stable is None else sorting.SortBackward1
     axis = input._dim(dim)
-    order = _sort_order(a, axis, descending)
-    values = np.take_along_axis(a, order, axis=axis)
-    out = _record(values, node_cls, (input,), order, axis=axis, shape=a.shape)
+    order = _sort_order(a, axis, descending) if a.ndim else np.zeros((), np.int64)
+    out = op.run((input,), a, indices=order, axis=axis)
     return ValuesIndices(out, _wrap(order.astype(np.int64)))
 
 
@@ -586,23 +454,11 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError(f"selected index k out of range: k={k} but the dimension has "
                            f"{size} elements")
     if a.ndim == 0:
-        return _Topk(_record(a.copy(), TopkBackward0, (input,), np.zeros((), np.int64),
-                             axis=0, shape=()), _wrap(np.zeros((), np.int64)))
-    order = np.take(_sort_order(a, axis, largest), np.arange(k), axis=axis)
-    values = np.take_along_axis(a, order, axis=axis)
-    out = _record(values, TopkBackward0, (input,), order, axis=axis, shape=a.shape)
+        order = np.zeros((), np.int64)
+    else:
+        order = np.take(_sort_order(a, axis, largest), np.arange(k), axis=axis)
+    out = sorting.TopkBackward0.run((input,), a, indices=order, axis=axis)
     return _Topk(out, _wrap(order.astype(np.int64)))
-
-
-class MedianBackward0(Node):
-    """The median of all elements: as PyTorch, the gradient is shared evenly by every
-    element equal to the median (every nan when the median is nan)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        a, value = self.saved_arrays()
-        chosen = np.isnan(a) if np.isnan(value) else a == value
-        return ((chosen * (grad / chosen.sum())).astype(grad.dtype, copy=False),)
 
 
 def median(input, dim=None, keepdim=False):
@@ -618,55 +474,23 @@ def median(input, dim=None, keepdim=False):
         flat = np.sort(a.reshape(-1))  # nan sorts last: a nan makes the median nan
         value = flat[-1] if a.dtype.kind == "f" and np.isnan(flat[-1]) else \
             flat[(flat.size - 1) // 2]
-        value = np.asarray(value)
-        return _record(value, MedianBackward0, (input,), a, value)
+        return sorting.MedianBackward0.run((input,), a, value=np.array(value))
     axis = input._dim(dim)
-    order = np.argsort(a, axis=axis, kind="stable") if a.ndim else np.zeros((), np.int64)
     if a.ndim == 0:
-        return _Median(_record(a.copy(), MedianBackward1, (input,), order, axis=0, shape=()),
+        order = np.zeros((), np.int64)
+        return _Median(sorting.MedianBackward1.run((input,), a, indices=order, axis=0),
                        _wrap(order))
+    order = np.argsort(a, axis=axis, kind="stable")
     middle = np.take(order, [(a.shape[axis] - 1) // 2], axis=axis)
     if a.dtype.kind == "f":  # a slice with a nan: its first nan, as PyTorch
         nan = np.isnan(a)
         middle = np.where(nan.any(axis, keepdims=True), nan.argmax(axis, keepdims=True), middle)
-    values = np.take_along_axis(a, middle, axis=axis)
+    out = sorting.MedianBackward1.run((input,), a, indices=middle, axis=axis, keepdim=keepdim)
     out_index = middle if keepdim else np.squeeze(middle, axis)
-    out_values = values if keepdim else np.squeeze(values, axis)
-    out = _record(out_values, MedianBackward1, (input,), middle, axis=axis, shape=a.shape)
     return _Median(out, _wrap(out_index.astype(np.int64)))
 
 
 # ------------------------------------------------------------------ products
-
-class EinsumBackward0(Node):
-    """Each operand's gradient is the einsum of the output's gradient with the other
-    operands, back to that operand's subscripts (indices it alone summed are spread back,
-    repeated ones such as 'ii' write the diagonal)."""
-    __slots__ = ("terms", "output")
-
-    def apply(self, grad):
-        arrays = self.saved_arrays()
-        grads = []
-        for k, (term, array) in enumerate(zip(self.terms, arrays)):
-            if self.inputs[k] is None:
-                grads.append(None)
-                continue
-            others = [(t, x) for i, (t, x) in enumerate(zip(self.terms, arrays)) if i != k]
-            known = set(self.output).union(*[t for t, _ in others])
-            unique = "".join(dict.fromkeys(term))
-            reached = "".join(c for c in unique if c in known)
-            spec = ",".join([self.output] + [t for t, _ in others]) + "->" + reached
-            g = np.einsum(spec, grad, *[x for _, x in others])
-            sizes = {c: array.shape[term.index(c)] for c in unique}
-            g = np.expand_dims(g, [i for i, c in enumerate(unique) if c not in known])
-            g = np.broadcast_to(g, [sizes[c] for c in unique])
-            if len(unique) != len(term):  # a repeated index: write the diagonal
-                full = np.zeros(array.shape, grad.dtype)
-                np.einsum(term + "->" + unique, full)[...] = g
-                g = full
-            grads.append(g)
-        return tuple(grads)
-
 
 def einsum(equation, *operands):
     """Products and sums given by index letters, as numpy's and PyTorch's einsum:
@@ -697,12 +521,11 @@ def einsum(equation, *operands):
         raise RuntimeError(f"einsum(): expected scalar type {_scalar_name(arrays[0].dtype)} "
                            f"but found {_scalar_name([x.dtype for x in arrays][1])}: give all "
                            "operands the same dtype")
+    node_cls = _renamed(linalg.EinsumBackward0, _einsum_node_name(terms, output))
     try:
-        out = np.einsum(inputs + "->" + output, *arrays)
+        return node_cls.run(operands, *arrays, terms=terms, output=output)
     except ValueError as error:
         raise RuntimeError(f"einsum(): {error}") from None
-    node_cls = _renamed(EinsumBackward0, _einsum_node_name(terms, output))
-    return _record(np.asarray(out), node_cls, operands, *arrays, terms=terms, output=output)
 
 
 def _einsum_node_name(terms, output):
@@ -714,17 +537,6 @@ def _einsum_node_name(terms, output):
     left = set().union(*terms[:-1])
     summed = (left & set(terms[-1])) - set(output)
     return "ViewBackward0" if summed else "MulBackward0"
-
-
-class AddmmBackward0(Node):
-    """beta * input + alpha * (m1 @ m2)."""
-    __slots__ = ("alpha", "beta", "shape")
-
-    def apply(self, grad):
-        m1, m2 = self.saved_arrays()
-        return (unbroadcast(grad * self.beta, self.shape) if self.inputs[0] else None,
-                self.alpha * (grad @ m2.T) if self.inputs[1] else None,
-                self.alpha * (m1.T @ grad) if self.inputs[2] else None)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -743,16 +555,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if not (c.dtype == m1.dtype == m2.dtype):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{dtypes.from_numpy(m1.dtype)} != {dtypes.from_numpy(m2.dtype)}")
-    product = m1 @ m2
     try:
-        out = np.broadcast_to(c, product.shape)
+        np.broadcast_to(c, (m1.shape[0], m2.shape[1]))
     except ValueError:
-        raise RuntimeError(f"The expanded size of the tensor ({product.shape[1]}) must match "
+        raise RuntimeError(f"The expanded size of the tensor ({m2.shape[1]}) must match "
                            f"the existing size ({c.shape[-1]}) of input") from None
-    out = (beta * c + alpha * product if (beta, alpha) != (1, 1) else c + product)
-    out = out.astype(product.dtype, copy=False)
-    return _record(out, AddmmBackward0, (input, mat1, mat2), m1, m2, alpha=alpha, beta=beta,
-                   shape=c.shape)
+    return linalg.AddmmBackward0.run((input, mat1, mat2), c, m1, m2, beta=beta, alpha=alpha)
 
 
 # ------------------------------------------------------------------ random

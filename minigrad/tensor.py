@@ -18,9 +18,13 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, indexing, reductions
+from .ops import arithmetic, indexing, linalg, reductions, selection, sorting
 from .ops import shape as ops_shape
-from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged, backward as _run_backward,
+from .ops import softmax as softmax_ops
+from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
+from . import graph as _graph
+from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged,
+                    backward as _engine_backward,
                     mark_changed_in_place, note_viewed, saved_output_is)
 
 _new = object.__new__
@@ -154,8 +158,9 @@ def _wrap(data, grad_fn=None):
     return t
 
 
-def _edge(t):
-    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None."""
+def gradient_node(t):
+    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None
+    (an op's edge to this input: what ``next_functions`` shows)."""
     fn = t._grad_fn
     if fn is not None:
         return fn
@@ -166,9 +171,112 @@ def _edge(t):
     return t._accumulator
 
 
+_edge = gradient_node  # the short name the ops use
+
+
 def _edges(a, b):
     """The input nodes of a binary op whose second operand may be a Python number (None)."""
     return (_edge(a), _edge(b) if b is not None else None)
+
+
+def _run_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+                  inputs=None, *, accumulate=True, allow_unused=None, materialize_grads=False):
+    """The one way into the engine, with PyTorch's checks and messages: ``Tensor.backward``
+    and ``autograd.backward`` (``accumulate=True``: gradients go into ``.grad``) and
+    ``autograd.grad`` (``accumulate=False``: the gradients of ``inputs`` are returned as a
+    tuple and no ``.grad`` changes). Every check runs before anything changes (chapter 3)."""
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    else:
+        grad_tensors = (grad_tensors,) if isinstance(grad_tensors, Tensor) else tuple(grad_tensors)
+        if len(grad_tensors) < len(tensors):
+            raise RuntimeError(f"got {len(tensors)} tensors and {len(grad_tensors)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        _check_inputs(inputs, "backward" if accumulate else "grad")
+    elif not accumulate:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    roots, seeds = [], []
+    for i, (out, given) in enumerate(zip(tensors, grad_tensors)):
+        roots.append(_edge(out) if isinstance(out, Tensor) else None)
+        seeds.append(_seed(i, out, given, create_graph))
+    for i, (out, node) in enumerate(zip(tensors, roots)):
+        if node is None:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn. "
+                "Create the inputs with requires_grad=True (and outside no_grad()) so that "
+                "operations on them are recorded.")
+    if inputs is None:
+        _engine_backward(roots, seeds, retain_graph=bool(retain_graph), create_graph=create_graph)
+        return None
+    targets = [_edge(t) for t in inputs]
+    captured = _engine_backward(roots, seeds, retain_graph=bool(retain_graph), capture=targets,
+                             create_graph=create_graph)
+    results = []
+    for i, (t, node) in enumerate(zip(inputs, targets)):
+        g = captured.get(node)
+        if g is None:
+            if accumulate or allow_unused and not materialize_grads:
+                results.append(None)
+            elif materialize_grads:
+                results.append(_wrap(np.zeros_like(t._data)))
+            else:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior.")
+        elif accumulate:
+            t.accumulate_grad(g)
+        elif type(g) is Tensor:  # create_graph: the gradient keeps its history
+            if g._data.dtype != t._data.dtype:
+                g = g.to(t.dtype)
+            results.append(g if g._data.shape == t._data.shape else g.expand(*t.shape))
+        else:
+            results.append(_wrap(np.array(g, dtype=t._data.dtype).reshape(t._data.shape)))
+    return None if accumulate else tuple(results)
+
+
+def _check_inputs(inputs, caller):
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{caller}()` cannot be empty.")
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors, but got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+
+
+def _seed(i, out, given, create_graph):
+    """The gradient backward starts from at output ``i``: ``given`` (checked, in ``out``'s
+    dtype), or 1 for a one-element output. An array, or a Tensor under create_graph."""
+    if given is None:
+        if not isinstance(out, Tensor) or not out._requires_grad:
+            return None  # reported as "does not require grad" once all seeds are checked
+        if out._data.size != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs, but this tensor "
+                f"has shape {list(out.shape)}. Reduce it to one number first (e.g. "
+                "y.sum().backward()) or pass the gradient of the final result with "
+                "respect to it: y.backward(gradient=minigrad.ones_like(y)).")
+        grad = np.ones(out._data.shape, out._data.dtype)
+        return _wrap(grad) if create_graph else grad
+    if not isinstance(given, Tensor):
+        raise TypeError(f"gradients can be either Tensors or None, but got {type(given).__name__}")
+    if not isinstance(out, Tensor):
+        return None
+    if given._data.shape != out._data.shape:
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {given.shape} "
+                           f"and output[{i}] has a shape of {out.shape}.")
+    if create_graph:  # a given gradient keeps its history (a vjp of a vjp needs it)
+        if given._data.dtype == out._data.dtype:
+            return given
+        return _wrap(given._data.astype(out._data.dtype))
+    return given._data.astype(out._data.dtype, copy=False)
 
 
 def _needs_grad(*tensors):
@@ -178,17 +286,6 @@ def _needs_grad(*tensors):
         if t is not None and t._requires_grad:
             return True
     return False
-
-
-def _max_keepdim(a, dim):
-    """``a.max(axis=dim, keepdims=True)``. For a batch of a few classes (2-D, up to 32 on the
-    last axis) numpy's row-by-row max is slow; the max down the columns of the transposed
-    copy gives the same numbers 2-5x faster (softmax of a classifier's logits)."""
-    if a.ndim == 2 and dim == 1 and 0 < a.shape[1] <= 32:
-        return np.ascontiguousarray(a.T).max(axis=0)[:, None]
-    if a.ndim and not a.shape[dim]:  # no classes: nothing to subtract
-        return np.zeros(a.shape[:dim] + (1,) + a.shape[dim + 1:], a.dtype)
-    return a.max(axis=dim, keepdims=True)
 
 
 # The range of each integer dtype, for converting Python numbers to it as PyTorch does.
@@ -278,53 +375,11 @@ def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
-def _integer_power(a, b):
-    """``a ** b`` for integer arrays as PyTorch computes it: a negative exponent gives
-    1 / a ** -b cut toward 0, that is 0 unless a is 1 or -1 (numpy refuses it)."""
-    if not (b < 0).any():
-        return a ** b
-    power = a ** np.maximum(b, 0)
-    reciprocal = np.where(a == 1, 1, np.where(a == -1, 1 - 2 * (b % 2), 0)).astype(power.dtype)
-    return np.where(b < 0, reciprocal, power)
-
-
 def _bool_subtraction_error():
     """PyTorch has no ``-`` for bools (numpy computes int - True, and True - 1)."""
     return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                         "If you are trying to invert a mask, use the `~` or `logical_not()` "
                         "operator instead.")
-
-
-def _integer_division(fn, a, b, name):
-    """``fn(a, b)`` for ``//`` and ``%`` with PyTorch's rules: bools are refused, an integer
-    divided by 0 raises (numpy would say 0, with a warning), a float gives inf or nan."""
-    kind = np.result_type(a, b).kind
-    if kind == "b":
-        raise NotImplementedError(f'"{name}" not implemented for \'Bool\': convert the '
-                                  "tensors to integers first (t.long())")
-    if kind in "biu":
-        if np.size(a) and not np.all(b):  # b, the divisor, may be a number or an array
-            raise RuntimeError("ZeroDivisionError: integer division by zero (in // or %); "
-                               "check the divisor, or divide floats (t.float()) to get inf")
-        try:
-            return _wrap(np.asarray(fn(a, b)))
-        except ValueError:
-            raise _broadcast_error(a, b, name) from None
-    try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if fn is np.remainder:
-                return _wrap(np.asarray(_float_remainder(a, b)))
-            return _wrap(np.asarray(fn(a, b)))
-    except ValueError:
-        raise _broadcast_error(a, b, name) from None
-
-
-def _float_remainder(a, b):
-    """``a % b`` for floats as PyTorch computes it, from fmod: a zero result keeps the sign of
-    ``a`` (numpy's remainder gives it the sign of ``b``: 0 % -2 would be -0.0, and
-    1 / (0 % -2) -inf instead of inf)."""
-    r = np.fmod(a, b)
-    return np.where((r != 0) & ((r < 0) != (np.asarray(b) < 0)), r + b, r)
 
 
 def _bound_as_number(bound):
@@ -372,15 +427,6 @@ def _true_divide(a, b, out, casting):
     """``np.true_divide`` in place, silent about x/0 and 0/0 (inf and nan, as in PyTorch)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(a, b, out=out, casting=casting)
-
-
-def _mean(a, axis, keepdims):
-    """``a.mean(...)``; the mean of nothing is nan, silently, as in PyTorch (numpy warns)."""
-    if a.size:
-        return a.mean(axis=axis, keepdims=keepdims)
-    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return a.mean(axis=axis, keepdims=keepdims)
 
 
 def _sigmoid(a):
@@ -751,23 +797,33 @@ class Tensor:
             self._grad_fn.retained = weakref.ref(self)
         return None
 
-    def _accumulate_grad(self, grad, owned=False):
-        """``self.grad += grad`` (what AccumulateGrad does): the first gradient is stored,
-        later ones are added in place, so gradients add up until someone zeroes them. The
-        first is copied unless the engine says nothing else refers to it (``owned``)."""
+    def accumulate_grad(self, grad, owned=False):
+        """``self.grad += grad``: how the engine hands a tensor its gradient (``AccumulateGrad``
+        for a leaf, and the same call for a non-leaf that asked for ``retain_grad()``; see
+        ``minigrad.graph``'s leaf protocol). ``grad`` is a numpy array of this tensor's shape
+        (or one that broadcasts to it), or a Tensor under ``create_graph=True``.
+
+        The first gradient is stored, later ones are added in place, so gradients add up
+        until someone zeroes them. The first is copied unless the engine says nothing else
+        refers to it (``owned``). Not in PyTorch (its engine does this in C++)."""
         if type(grad) is Tensor:
             return self._accumulate_grad_graph(grad)
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
-        if self._grad is None:
-            if not (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
-                    and grad.flags.writeable):
-                grad = np.array(grad, dtype=self._data.dtype, order="C")
-            self._grad = _wrap(grad)
-        elif self._grad._data.shape == grad.shape:
+        if self._grad is None:  # the first gradient becomes .grad
+            self._grad = _wrap(self._new_grad(grad, owned))
+        elif self._grad.shape == grad.shape:  # every later one is added to it, in place
             self._grad._data += grad
         else:
             raise self._grad_shape_error(grad)
+
+    def _new_grad(self, grad, owned):
+        """Speed: ``grad`` itself when the engine says nothing else refers to it (``owned``)
+        and it already has this tensor's dtype and layout (saves a copy); else a copy."""
+        if (owned and grad.dtype == self._data.dtype and grad.flags.c_contiguous
+                and grad.flags.writeable):
+            return grad
+        return np.array(grad, dtype=self._data.dtype, order="C")
 
     def _accumulate_grad_graph(self, grad):
         """The same under ``create_graph=True``: ``grad`` has a history, and so does
@@ -803,43 +859,10 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor with respect to every leaf that requires grad
-        and add it into each leaf's ``.grad``. The graph is freed afterwards unless
-        ``retain_graph=True``."""
-        if not self._requires_grad:
-            raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn. "
-                "Create the inputs with requires_grad=True (and outside no_grad()) so that "
-                "operations on them are recorded.")
-        if gradient is None:
-            if self._data.size != 1:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for scalar outputs, but this tensor "
-                    f"has shape {list(self.shape)}. Reduce it to one number first (e.g. "
-                    "y.sum().backward()) or pass the gradient of the final result with "
-                    "respect to it: y.backward(gradient=minigrad.ones_like(y)).")
-            grad = np.ones(self._data.shape, self._data.dtype)
-        else:
-            grad = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
-            if grad.shape != self._data.shape:
-                raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {Size(grad.shape)} "
-                    f"and output[0] has a shape of {self.shape}.")
-            grad = grad.astype(self._data.dtype, copy=False)
-        retain = bool(create_graph if retain_graph is None else retain_graph)
-        if inputs is not None:
-            from .autograd import grad as _grad
-            ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-            results = _grad([self], ins, [_wrap(grad)], retain_graph=retain,
-                            create_graph=create_graph, allow_unused=True)
-            for t, g in zip(ins, results):
-                if g is not None:
-                    t._accumulate_grad(g if create_graph else g._data)
-            return None
-        if create_graph:
-            grad = gradient if isinstance(gradient, Tensor) and gradient.dtype == self.dtype \
-                else _wrap(grad)
-        _run_backward([_edge(self)], [grad], retain_graph=retain, create_graph=create_graph)
-        return None
+        and add it into each leaf's ``.grad`` (only into ``inputs``' when given). The graph
+        is freed afterwards unless ``retain_graph=True`` (which defaults to
+        ``create_graph``). The same as ``minigrad.autograd.backward(self, gradient, ...)``."""
+        _run_backward((self,), gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
         """The same numbers (same memory), cut off from the graph."""
@@ -1138,10 +1161,7 @@ class Tensor:
         if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_):
             raise _bool_subtraction_error()
         a, b, _ = self._operands(other)
-        out = _wrap(b - a)
-        if _needs_grad(self):
-            out._set_grad_fn(d.RsubBackward1((_edge(self),)))
-        return out
+        return arithmetic.RsubBackward1.run((self,), a, other=b)
 
     def __mul__(self, other):
         a, b, t = self._operands(other)
@@ -1161,49 +1181,41 @@ class Tensor:
             elif t is None:
                 b = other  # the number itself: no wrap-around to the int dtype (x / -1)
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(a / b)
+            return arithmetic.DivBackward0.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "/") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.DivBackward0(_edges(self, t), a, b))
-        return out
 
     def __rtruediv__(self, other):
         if isinstance(other, Tensor):
             return other.__truediv__(self)
-        return self.reciprocal() * other
+        return self.reciprocal() * other  # PyTorch's nodes too: MulBackward0, Reciprocal...
+
+    def _rounded(self, other, op, reverse=False):
+        """``//`` and ``%`` (``reverse``: ``other OP self``): recorded with PyTorch's node, which
+        refuses backward except for the remainder of a tensor (by a number or a tensor)."""
+        a, b, t = self._operands(other)
+        try:
+            if reverse:  # a number on the left: no derivative
+                return arithmetic.NoDerivative.run((self,), a, b=b, op=op, reverse=True)
+            if op == "floor_divide":
+                return arithmetic.NoDerivative.run((self, t), a, b, op=op)
+            if t is None:
+                return arithmetic.RemainderBackward0.run((self,), a, other=b)
+            return arithmetic.RemainderBackward1.run((self, t), a, b)
+        except ValueError:
+            raise _broadcast_error(*((b, a) if reverse else (a, b)), op) from None
 
     def __floordiv__(self, other):
-        a, b, t = self._operands(other)
-        out = _integer_division(np.floor_divide, a, b, "floor_divide")
-        if _needs_grad(self, t):  # a step function: PyTorch records it, then refuses backward
-            out._set_grad_fn(d.NoDerivative(_edges(self, t), "floor_divide"))
-        return out
+        return self._rounded(other, "floor_divide")
 
     def __rfloordiv__(self, other):
-        a, b, _ = self._operands(other)
-        out = _integer_division(np.floor_divide, b, a, "floor_divide")
-        if _needs_grad(self):
-            out._set_grad_fn(d.NoDerivative((_edge(self),), "floor_divide"))
-        return out
+        return self._rounded(other, "floor_divide", reverse=True)
 
     def __mod__(self, other):
-        a, b, t = self._operands(other)
-        out = _integer_division(np.remainder, a, b, "remainder")
-        if _needs_grad(self, t):
-            if t is None:
-                out._set_grad_fn(d.RemainderBackward0((_edge(self),)))
-            else:
-                out._set_grad_fn(d.RemainderBackward1(_edges(self, t), a, b))
-        return out
+        return self._rounded(other, "remainder")
 
     def __rmod__(self, other):
-        a, b, _ = self._operands(other)
-        out = _integer_division(np.remainder, b, a, "remainder")
-        if _needs_grad(self):
-            out._set_grad_fn(d.NoDerivative((_edge(self),), "remainder"))
-        return out
+        return self._rounded(other, "remainder", reverse=True)
 
     floor_divide, remainder = __floordiv__, __mod__
 
@@ -1214,34 +1226,15 @@ class Tensor:
                 if exponent < 0:
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
                 e = int(_number_as(exponent, a.dtype))  # checked, not wrapped (uint8 ** 300)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if e == 2:
-                    out = _wrap(a * a)
-                elif (e == 0.5 or e == -0.5) and a.dtype.kind == "f":
-                    # PyTorch computes these as sqrt and 1 / sqrt: sqrt(-inf) is nan where
-                    # numpy's power says inf, and 1 / sqrt(-0.0) is -inf
-                    root = np.sqrt(a)
-                    out = _wrap(root if e == 0.5 else 1 / root)
-                else:
-                    out = _wrap(a ** e)
-            if a.dtype == np.bool_:  # bool ** bool: numpy says int8, PyTorch bool
-                out._data = out._data.astype(np.bool_)
-            if _needs_grad(self):
-                out._set_grad_fn(d.PowBackward0((_edge(self),), a, e))
-            return out
+            return arithmetic.PowBackward0.run((self,), a, exponent=e)
         a, b, t = self._operands(exponent)
-        if a.dtype.kind in "biu":
-            if a.dtype == np.bool_:
-                raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
-                                          "tensors first (t.long())")
+        if a.dtype == np.bool_:
+            raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
+                                      "tensors first (t.long())")
         try:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out = _wrap(_integer_power(a, b) if a.dtype.kind in "iu" else a ** b)
+            return arithmetic.PowBackward1.run((self, t), a, b)
         except ValueError:
             raise _broadcast_error(a, b, "**") from None
-        if _needs_grad(self, t):
-            out._set_grad_fn(d.PowBackward1((_edge(self), _edge(t)), (a, b, out._data)))
-        return out
 
     def __rpow__(self, base):
         if isinstance(base, Tensor):
@@ -1250,12 +1243,7 @@ class Tensor:
         if a.dtype == np.bool_:
             raise NotImplementedError('"pow" not implemented for \'Bool\': convert the '
                                       "exponents first (t.long())")
-        base = np.asarray(b, dtype=a.dtype)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _wrap(_integer_power(base, a) if a.dtype.kind in "iu" else np.power(base, a))
-        if _needs_grad(self):
-            out._set_grad_fn(d.PowBackward2((_edge(self),), b, a, out._data))
-        return out
+        return arithmetic.PowBackward2.run((self,), a, base=b)
 
     def __neg__(self):
         try:
@@ -1501,15 +1489,15 @@ class Tensor:
     def clamp(self, min=None, max=None):
         """Values below ``min`` become ``min``, above ``max`` become ``max``. The bounds are
         numbers, or tensors (they broadcast, and get a gradient where they win)."""
-        return self._clamp(min, max, d.ClampBackward1)
+        return self._clamp(min, max, selection.ClampBackward1)
 
     clip = clamp
 
     def clamp_min(self, min):
-        return self._clamp(min, None, d.ClampMinBackward0)
+        return self._clamp(min, None, selection.ClampMinBackward0)
 
     def clamp_max(self, max):
-        return self._clamp(None, max, d.ClampMaxBackward0)
+        return self._clamp(None, max, selection.ClampMaxBackward0)
 
     def _clamp(self, low, high, node_cls):
         if low is None and high is None:
@@ -1525,11 +1513,7 @@ class Tensor:
                                       "tensor first (t.long())")
         if a.dtype.kind in "iu":
             low, high = _int_bounds(low, high, a.dtype)
-        out = np.clip(a, low, high).astype(a.dtype, copy=False)
-        result = _wrap(out)
-        if _needs_grad(self):
-            result._set_grad_fn(node_cls((_edge(self),), a, low, high))
-        return result
+        return node_cls.run((self,), a, low=low, high=high)
 
     def _clamp_by_tensors(self, low, high):
         """clamp with tensor bounds: promoted and broadcast with ``self`` like an add."""
@@ -1543,15 +1527,9 @@ class Tensor:
                                       "tensors first (t.long())")
         a, lo, hi = (None if b is None else b.astype(common.dtype, copy=False) for b in arrays)
         try:
-            out = a if lo is None else np.maximum(a, lo)
-            out = out if hi is None else np.minimum(out, hi)
+            return selection.ClampBackward0.run((self, low, high), a, lo, hi)
         except ValueError:
             raise _broadcast_error(a, lo if hi is None else hi, "clamp") from None
-        result = _wrap(np.asarray(out))
-        if _needs_grad(self, low, high):
-            edges = tuple(None if t is None else _edge(t) for t in (self, low, high))
-            result._set_grad_fn(d.ClampBackward0(edges, (a, lo, hi)))
-        return result
 
     def masked_fill(self, mask, value):
         """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
@@ -1575,16 +1553,11 @@ class Tensor:
             raise RuntimeError(f"Autograd not support dtype: {self.dtype}: only a float tensor "
                                "can be filled with a value that requires grad")
         try:
-            out = _wrap(np.where(m, fill, a))
+            if value_tensor is None:
+                return selection.MaskedFillBackward0.run((self,), a, mask=m, value=fill)
+            return selection.MaskedFillBackward1.run((self, value_tensor), a, fill, mask=m)
         except ValueError:
             raise _broadcast_error(a, m, "masked_fill") from None
-        if _needs_grad(self, value_tensor):
-            if value_tensor is None:
-                node = d.MaskedFillBackward0((_edge(self),), m, a.shape)
-            else:
-                node = d.MaskedFillBackward1((_edge(self), _edge(value_tensor)), m, a.shape)
-            out._set_grad_fn(node)
-        return out
 
     def masked_fill_(self, mask, value):
         """``masked_fill`` in place: the mask broadcasts to this tensor's shape, not beyond."""
@@ -1599,43 +1572,30 @@ class Tensor:
         return self
 
     def maximum(self, other):
-        return _pairwise(self, other, np.maximum, d.MaximumBackward0)
+        return _pairwise(self, other, selection.MaximumBackward0)
 
     def addcmul(self, tensor1, tensor2, value=1):
         """``self + value * tensor1 * tensor2``, broadcast (Adam's update, in place)."""
-        return _addc(self, tensor1, tensor2, value, np.multiply, d.AddcmulBackward0)
+        return _addc(self, tensor1, tensor2, value, arithmetic.AddcmulBackward0)
 
     def addcdiv(self, tensor1, tensor2, value=1):
         """``self + value * tensor1 / tensor2``, broadcast (Adam's update, in place)."""
-        return _addc(self, tensor1, tensor2, value, np.true_divide, d.AddcdivBackward0)
+        return _addc(self, tensor1, tensor2, value, arithmetic.AddcdivBackward0)
 
     def minimum(self, other):
-        return _pairwise(self, other, np.minimum, d.MinimumBackward0)
+        return _pairwise(self, other, selection.MinimumBackward0)
 
     def softmax(self, dim, dtype=None):
         if dtype is not None:
             return self.to(dtype).softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("softmax")
-        shifted = np.exp(a - _max_keepdim(a, dim))
-        out = shifted / shifted.sum(axis=dim, keepdims=True) if a.size else a.copy()
-        result = _wrap(out)
-        if _needs_grad(self):
-            result._set_grad_fn(d.SoftmaxBackward0((_edge(self),), out, dim))
-        return result
+        return softmax_ops.SoftmaxBackward0.run((self,), a, dim=dim)
 
     def log_softmax(self, dim, dtype=None):
         if dtype is not None:
             return self.to(dtype).log_softmax(dim)
         dim, a = self._dim(dim), self._softmax_input("log_softmax")
-        # Subtract the max first: exp never overflows, and log-sum-exp stays exact.
-        if a.size:
-            shifted = a - _max_keepdim(a, dim)
-            out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-        else:  # an empty batch, or no classes: log(0) of nothing
-            out = a.copy()
-        if _needs_grad(self):
-            return _wrap(out, d.LogSoftmaxBackward0((_edge(self),), out, dim))
-        return _wrap(out)
+        return softmax_ops.LogSoftmaxBackward0.run((self,), a, dim=dim)
 
     def _softmax_input(self, name):
         """The values softmax works on: floats only, as in PyTorch (whose kernels have no
@@ -1684,62 +1644,45 @@ class Tensor:
                 f"point or complex dtype. Got: {dtypes.scalar_type_name(a.dtype)}. "
                 "Convert first: t.float().mean()")
         if dim is None:
-            out = _wrap(np.asarray(_mean(a, None, keepdim), dtype=a.dtype))
-            if _needs_grad(self):
-                out._set_grad_fn(d.MeanBackward0((_edge(self),), a.shape))
-            return out
-        dims = self._dims(dim)
-        out = _wrap(np.asarray(_mean(a, dims, keepdim), dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.MeanBackward1((_edge(self),), a.shape, dims, keepdim))
-        return out
+            return reductions.MeanBackward0.run((self,), a, keepdim=keepdim)
+        return reductions.MeanBackward1.run((self,), a, dims=self._dims(dim), keepdim=keepdim)
 
-    def _extreme(self, dim, keepdim, other, pick, arg, full_node, dim_node, result_type):
+    def _extreme(self, dim, keepdim, other, arg, full_op, dim_op, result_type):
         if isinstance(other, Tensor) or (dim is not None and not isinstance(dim, int)):
             if isinstance(dim, Tensor):
                 other = dim
-            return self.maximum(other) if pick is np.max else self.minimum(other)
+            return self.maximum(other) if arg is np.argmax else self.minimum(other)
         a = self._data
+        name = arg.__name__[3:]
         if dim is None:
-            _refuse_empty_reduction(pick.__name__, a, None)
-            out = _wrap(np.asarray(pick(a)))
-            if _needs_grad(self):
-                out._set_grad_fn(full_node((_edge(self),), (a, out._data)))
-            return out
+            _refuse_empty_reduction(name, a, None)
+            return full_op.run((self,), a)
         dim = self._dim(dim)
-        if a.ndim == 0:
-            return result_type(self.clone(), _wrap(np.asarray(0)))
-        _refuse_empty_reduction(pick.__name__, a, dim)
-        indices = arg(a, axis=dim)
-        values = np.take_along_axis(a, np.expand_dims(indices, dim), axis=dim)
-        if not keepdim:
-            values = values.squeeze(dim)
-        else:
-            indices = np.expand_dims(indices, dim)
-        out = _wrap(values)
-        if _needs_grad(self):
-            out._set_grad_fn(dim_node((_edge(self),), indices, a.shape, dim, keepdim))
-        return result_type(out, _wrap(indices.astype(np.int64)))
+        _refuse_empty_reduction(name, a, dim if a.ndim else None)
+        indices = np.expand_dims(arg(a, axis=dim), dim) if a.ndim else np.zeros((), np.int64)
+        out = dim_op.run((self,), a, indices=indices, axis=dim, keepdim=keepdim)
+        return result_type(out, _wrap((indices if keepdim else indices.squeeze(dim))
+                                      .astype(np.int64)))
 
     def max(self, dim=None, keepdim=False, other=None):
         """max() of all elements, max(dim) -> (values, indices), or max(other) elementwise."""
-        return self._extreme(dim, keepdim, other, np.max, np.argmax,
-                             d.MaxBackward1, d.MaxBackward0, MaxResult)
+        return self._extreme(dim, keepdim, other, np.argmax, reductions.MaxBackward1,
+                             sorting.MaxBackward0, MaxResult)
 
     def min(self, dim=None, keepdim=False, other=None):
-        return self._extreme(dim, keepdim, other, np.min, np.argmin,
-                             d.MinBackward1, d.MinBackward0, MinResult)
+        return self._extreme(dim, keepdim, other, np.argmin, reductions.MinBackward1,
+                             sorting.MinBackward0, MinResult)
 
     def amax(self, dim=(), keepdim=False):
         """The largest value over ``dim`` (one or several; none: all). Ties share the
         gradient evenly."""
-        return self._extreme_over(dim, keepdim, np.max, d.AmaxBackward0, "amax")
+        return self._extreme_over(dim, keepdim, reductions.AmaxBackward0, "amax")
 
     def amin(self, dim=(), keepdim=False):
         """The smallest value over ``dim`` (one or several; none: all)."""
-        return self._extreme_over(dim, keepdim, np.min, d.AminBackward0, "amin")
+        return self._extreme_over(dim, keepdim, reductions.AminBackward0, "amin")
 
-    def _extreme_over(self, dim, keepdim, pick, node_cls, name):
+    def _extreme_over(self, dim, keepdim, op, name):
         a = self._data
         every_dim = dim is None or (not isinstance(dim, int) and len(dim) == 0)
         if a.size == 0 and not every_dim:  # PyTorch checks this before repeated dims
@@ -1757,10 +1700,7 @@ class Tensor:
             if empty:
                 raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have "
                                  "non-zero size.")
-        out = _wrap(np.asarray(pick(a, axis=dims, keepdims=keepdim)))
-        if _needs_grad(self):
-            out._set_grad_fn(node_cls((_edge(self),), a, out._data, dims, keepdim))
-        return out
+        return op.run((self,), a, dims=dims, keepdim=keepdim)
 
     def argmax(self, dim=None, keepdim=False):
         return self._arg_extreme(dim, keepdim, np.argmax)
@@ -1804,23 +1744,9 @@ class Tensor:
                           "should be strictly less than the reduction factor (input numel "
                           "divided by output numel): the result is nan.", UserWarning,
                           stacklevel=3)
-        # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
-        wide = a.astype(np.float64) if a.itemsize < 8 else a
-        centered = wide - _mean(wide, dims, True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            value = (centered * centered).sum(axis=dims, keepdims=keepdim) / divisor
-            if std:
-                value = np.sqrt(value)
-            out = _wrap(np.asarray(value, dtype=a.dtype))  # inf where float32 cannot hold it
-        if _needs_grad(self):
-            centered = centered.astype(a.dtype, copy=False)
-            keep = keepdim or dim is None
-            if std:
-                node = d.StdBackward0((_edge(self),), centered, dims, keep, divisor, out._data)
-            else:
-                node = d.VarBackward0((_edge(self),), centered, dims, keep, divisor)
-            out._set_grad_fn(node)
-        return out
+        op = reductions.StdBackward0 if std else reductions.VarBackward0
+        return op.run((self,), a, dims=dims, correction=correction, keepdim=keepdim,
+                      whole=dim is None)
 
     def prod(self, dim=None, keepdim=False, dtype=None):
         """The product of all elements, or along one ``dim``. Integers (and bools) multiply
@@ -1833,18 +1759,9 @@ class Tensor:
         if dim is None:
             if keepdim:
                 raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
-            with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is nan, silently
-                out = _wrap(np.asarray(a.prod(), dtype=a.dtype))
-            if _needs_grad(self):
-                out._set_grad_fn(d.ProdBackward0((_edge(self),), a, out._data))
-            return out
+            return reductions.ProdBackward0.run((self,), a)
         dim = self._dim(_one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
-        with np.errstate(invalid="ignore", over="ignore"):
-            value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
-        out = _wrap(np.asarray(value, dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.ProdBackward1((_edge(self),), a, out._data, dim, keepdim))
-        return out
+        return reductions.ProdBackward1.run((self,), a, dim=dim, keepdim=keepdim)
 
     def cumsum(self, dim, dtype=None):
         """Running sums along ``dim``: ``out[i] = self[0] + ... + self[i]``."""
@@ -1854,10 +1771,7 @@ class Tensor:
         a = self._data
         if a.dtype.kind in "biu":
             a = a.astype(np.int64)
-        out = _wrap(a.copy() if a.ndim == 0 else d.running_sum(a, dim))
-        if _needs_grad(self):
-            out._set_grad_fn(d.CumsumBackward0((_edge(self),), dim))
-        return out
+        return reductions.CumsumBackward0.run((self,), a, dim=dim)
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector p-norm ``(sum |x|^p)^(1/p)`` of all elements or over ``dim``: p=2 (or
@@ -1885,23 +1799,11 @@ class Tensor:
             raise RuntimeError(f"linalg.vector_norm: Expected a floating point tensor as input. "
                                f"Got {self.dtype}: convert it first (t.float())")
         dims = tuple(range(a.ndim)) if dim is None else self._dims(dim)
-        magnitude = np.abs(a)
-        if p == np.inf:
-            if any(a.shape[i] == 0 for i in dims):
-                raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
-                                   "tensor because the operation does not have an identity")
-            value = magnitude.max(axis=dims, keepdims=keepdim)
-        elif p == 1:
-            value = magnitude.sum(axis=dims, keepdims=keepdim)
-        elif p == 2:
-            value = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
-        else:
-            value = (magnitude ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
-        out = _wrap(np.asarray(value, dtype=a.dtype))
-        if _needs_grad(self):
-            out._set_grad_fn(d.LinalgVectorNormBackward0((_edge(self),), a, out._data, p, dims,
-                                                         keepdim))
-        return out
+        if p == np.inf and any(a.shape[i] == 0 for i in dims):
+            raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                               "tensor because the operation does not have an identity")
+        return reductions.LinalgVectorNormBackward0.run((self,), a, p=p, dims=dims,
+                                                        keepdim=keepdim)
 
     # ----------------------------------------------------------------- shapes
 
@@ -2728,37 +2630,30 @@ def _flat(data):
             yield x
 
 
-def _addc(t, t1, t2, value, combine, node_cls):
-    """``t + value * combine(t1, t2)``: addcmul and addcdiv."""
+def _addc(t, t1, t2, value, node_cls):
+    """``t + value * t1 * t2`` or ``t + value * t1 / t2``: addcmul and addcdiv."""
     a, b, c = t._data, t1._data, t2._data
-    if combine is np.true_divide and b.dtype.kind in "biu" and c.dtype.kind in "biu":
+    if node_cls is arithmetic.AddcdivBackward0 and b.dtype.kind in "biu" \
+            and c.dtype.kind in "biu":
         raise RuntimeError("Integer division with addcdiv is no longer supported: make "
                            "tensor1 or tensor2 a float tensor (tensor1.float())")
     try:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = _wrap(a + value * combine(b, c))
+        return node_cls.run((t, t1, t2), a, b, c, value=value)
     except ValueError:
         raise _broadcast_error(a, np.broadcast(b, c), node_cls.__name__[:7].lower()) from None
-    if _needs_grad(t, t1, t2):
-        out._set_grad_fn(node_cls((_edge(t), _edge(t1), _edge(t2)), b, c, value,
-                                  (a.shape, b.shape, c.shape)))
-    return out
 
 
-def _pairwise(a, b, fn, node_cls):
+def _pairwise(a, b, node_cls):
+    """maximum and minimum: ``b`` may be a number (then made a tensor of ``a``'s dtype)."""
     if not isinstance(a, Tensor):
         a = tensor_from(a)
     x, y, t = a._operands(b)
     if t is None:
-        t = _wrap(np.asarray(y, dtype=x.dtype))
-        y = t._data
+        y = np.asarray(y, dtype=x.dtype)
     try:
-        out = _wrap(fn(x, y))
+        return node_cls.run((a, t), x, y)
     except ValueError:
-        raise _broadcast_error(x, y, fn.__name__) from None
-    if _needs_grad(a, t):
-        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
-    return out
+        raise _broadcast_error(x, y, node_cls.__name__[:7].lower()) from None
 
 
 def matmul(a, b):
@@ -2774,7 +2669,7 @@ def matmul(a, b):
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {np.ndim(y)}D")
     try:
-        out = _wrap(np.matmul(x, y))
+        return linalg.node_for_matmul(x, y).run((a, t), x, y)
     except ValueError:
         if x.ndim <= 2 and y.ndim <= 2:
             sa = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
@@ -2786,17 +2681,6 @@ def matmul(a, b):
                            "multiplied: the last dimension of the first must equal the "
                            "second-to-last of the second, and batch dimensions must "
                            "broadcast") from None
-    if _needs_grad(a, t):
-        if x.ndim == 2 and y.ndim == 2:
-            node_cls = d.MmBackward0
-        elif x.ndim == 1 and y.ndim == 1:
-            node_cls = d.DotBackward0
-        elif x.ndim == 2 and y.ndim == 1:
-            node_cls = d.MvBackward0
-        else:
-            node_cls = d.MatmulBackward0
-        out._set_grad_fn(node_cls((_edge(a), _edge(t)), (x, y)))
-    return out
 
 
 def _common(tensors):
@@ -2874,17 +2758,14 @@ def where(condition, input=None, other=None):
     if t is None:
         y = np.asarray(y).astype(x.dtype)
     try:
-        out = _wrap(np.where(cond, x, y))
+        return selection.WhereBackward0.run((input, t), x, y, condition=cond)
     except ValueError:
         raise _broadcast_error(x, y, "where") from None
-    if _needs_grad(input, t):
-        out._set_grad_fn(d.WhereBackward0(_edges(input, t), cond,
-                                          x.shape, np.shape(y)))
-    return out
 
 
 Op.wrap = staticmethod(_wrap)  # the ops make their results through these two
 Op.edge = staticmethod(_edge)
+_graph.gradient_node = gradient_node  # graph.get_gradient_edge (the engine knows no Tensor)
 
 from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; methods above delegate)
 from . import shape_ops as _shape  # noqa: E402  (as extra_ops)

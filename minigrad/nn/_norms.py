@@ -2,8 +2,9 @@
 
 Both normalise ``x`` to ``xhat = (x - mean) / sqrt(var + eps)`` and return
 ``xhat * weight + bias``: batch norm per channel, over the samples of the batch; layer
-norm per sample, over its last dimensions. Each is one fused op whose node applies the
-closed-form gradient, as PyTorch's ``native_batch_norm`` and ``native_layer_norm`` do.
+norm per sample, over its last dimensions. Each is one fused op
+(``minigrad.ops.normalization``), as PyTorch's ``native_batch_norm`` and
+``native_layer_norm``; here are the checks of their arguments, with PyTorch's errors.
 No chapter teaches them; chapter 10's ``model.train()`` / ``model.eval()`` is what BatchNorm
 depends on.
 """
@@ -13,60 +14,10 @@ import numbers
 
 import numpy as np
 
-from ..graph import Node, mark_changed_in_place
-from ..tensor import _edge, _needs_grad, _wrap
+from ..ops.normalization import NativeBatchNormBackward0, NativeLayerNormBackward0
 from ._arguments import _expect_tensor
 
 __all__ = ["batch_norm", "layer_norm"]
-
-
-def _normalized_grad(g, xhat, invstd, axes):
-    """The gradient of x given the gradient ``g`` of xhat, when the mean and variance were
-    taken from x itself over ``axes``: x moves them too, hence the two means subtracted."""
-    return invstd * (g - g.mean(axis=axes, keepdims=True)
-                     - xhat * (g * xhat).mean(axis=axes, keepdims=True))
-
-
-class NativeLayerNormBackward0(Node):
-    """y = xhat * weight + bias, xhat = (x - mean) * invstd; inputs (x, weight, bias).
-    ``stats_axes``: the axes of x the mean and variance came from (None: fixed running
-    statistics, batch norm in eval mode); weight and bias sum their gradient over
-    ``param_axes``."""
-    __slots__ = ("stats_axes", "param_axes")
-
-    def __init__(self, inputs, xhat, invstd, weight, stats_axes, param_axes):
-        super().__init__(inputs, (xhat, invstd, weight))
-        self.stats_axes, self.param_axes = stats_axes, param_axes
-
-    def apply(self, grad):
-        xhat, invstd, weight = self.saved_arrays()
-        x_node, weight_node, bias_node = self.inputs
-        grad_x = grad_weight = grad_bias = None
-        if x_node is not None:
-            g = grad if weight is None else grad * weight
-            grad_x = (g * invstd if self.stats_axes is None
-                      else _normalized_grad(g, xhat, invstd, self.stats_axes))
-        if weight_node is not None:
-            grad_weight = (grad * xhat).sum(axis=self.param_axes)
-        if bias_node is not None:
-            grad_bias = grad.sum(axis=self.param_axes)
-        return grad_x, grad_weight, grad_bias
-
-
-NativeBatchNormBackward0 = type("NativeBatchNormBackward0", (NativeLayerNormBackward0,),
-                                {"__slots__": ()})
-
-
-def _scaled(node_cls, input, weight, bias, xhat, invstd, param_shape, stats_axes, param_axes):
-    """``xhat * weight + bias`` (either may be None) and its node."""
-    w = None if weight is None else weight._data.reshape(param_shape)
-    out = xhat.copy() if w is None else xhat * w  # a copy: the node keeps xhat unchanged
-    if bias is not None:
-        out += bias._data.reshape(param_shape)
-    if not _needs_grad(input, weight, bias):
-        return _wrap(out)
-    edges = tuple(None if t is None else _edge(t) for t in (input, weight, bias))
-    return _wrap(out, node_cls(edges, xhat, invstd, w, stats_axes, param_axes))
 
 
 def _check_float(name, input):
@@ -132,24 +83,23 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)  # one value per channel, broadcast
     axes = (0,) + tuple(range(2, x.ndim))  # every axis but the channels'
     batch_stats = training and x.size > 0  # an empty batch has none: the running ones stay
-    if training and not batch_stats:
-        centered, invstd = x, np.ones(shape, x.dtype)  # an empty result, as in PyTorch
-    elif training:
-        count = x.size // x.shape[1]
-        mean = x.mean(axis=axes, keepdims=True)
-        centered = x - mean
-        squares = (centered * centered).sum(axis=axes, keepdims=True)
-        invstd = 1 / np.sqrt(squares / count + eps)
-        if running_mean is not None:
-            for running, batch in ((running_mean, mean), (running_var, squares / (count - 1))):
-                running._data[...] = (momentum * batch.reshape(running._data.shape)
-                                      + (1 - momentum) * running._data)
-                mark_changed_in_place(running._data)
+    if batch_stats:
+        fixed = None
+        running = None if running_mean is None else (running_mean._data, running_var._data,
+                                                     momentum)
+    elif training:  # an empty result, as in PyTorch
+        fixed, running = (np.zeros(shape, x.dtype), np.ones(shape, x.dtype)), None
     else:
-        centered = x - running_mean._data.reshape(shape)
-        invstd = 1 / np.sqrt(running_var._data.reshape(shape) + eps)
-    return _scaled(NativeBatchNormBackward0, input, weight, bias, centered * invstd, invstd,
-                   shape, axes if batch_stats else None, axes)
+        fixed = (running_mean._data.reshape(shape).copy(),  # a copy: the node keeps it
+                 1 / np.sqrt(running_var._data.reshape(shape) + eps))
+        running = None
+    return NativeBatchNormBackward0.run(
+        (input, weight, bias), x, _data(weight), _data(bias), stats_axes=axes,
+        param_shape=shape, param_axes=axes, eps=eps, fixed=fixed, running=running)
+
+
+def _data(tensor):
+    return None if tensor is None else tensor._data
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -179,9 +129,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             "layer norm normalises the input's last dimensions, which must be normalized_shape")
     _check_same_dtype(input, (weight, bias))
     _check_float("LayerNormKernelImpl", input)
-    axes = tuple(range(x.ndim - k, x.ndim))
-    mean = x.mean(axis=axes, keepdims=True)
-    centered = x - mean
-    invstd = 1 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + eps)
-    return _scaled(NativeLayerNormBackward0, input, weight, bias, centered * invstd, invstd,
-                   norm_shape, axes, tuple(range(x.ndim - k)))
+    return NativeLayerNormBackward0.run(
+        (input, weight, bias), x, _data(weight), _data(bias),
+        stats_axes=tuple(range(x.ndim - k, x.ndim)), param_shape=norm_shape,
+        param_axes=tuple(range(x.ndim - k)), eps=eps)

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ..graph import Node, mark_changed_in_place
+from ..ops.convolution import ConstantPadNdBackward0
 from ..tensor import Tensor, _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from .module import Module
@@ -246,24 +247,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def _constant_pad(a, pad, value):
-    """numpy pad where ``pad`` lists (before, after) from the last dim back; a negative
-    amount crops."""
-    pairs = [(0, 0)] * (a.ndim - len(pad) // 2) + [
-        (pad[i], pad[i + 1]) for i in range(len(pad) - 2, -1, -2)]
-    grown = np.pad(a, [(max(lo, 0), max(hi, 0)) for lo, hi in pairs], constant_values=value)
-    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(pairs, grown.shape))
-    return grown[crop].copy()
-
-
-class ConstantPadNdBackward0(Node):
-    """The gradient of padding is the gradient cropped back (padding by minus the amounts)."""
-    __slots__ = ("pad",)
-
-    def apply(self, grad):
-        return (_constant_pad(grad, [-p for p in self.pad], 0),)
-
-
 def pad(input, pad, mode="constant", value=None):
     """Pad with ``value`` (default 0): ``pad = (left, right)`` for the last dim, then
     ``(left, right, top, bottom)`` adds the second to last, and so on."""
@@ -278,13 +261,7 @@ def pad(input, pad, mode="constant", value=None):
         raise RuntimeError(f"Padding length should be less than or equal to two times the "
                            f"input dimension but got padding length {len(pad)} and input of "
                            f"dimension {input._data.ndim}")
-    a = input._data
-    out = _constant_pad(a, pad, 0 if value is None else value).astype(a.dtype, copy=False)
-    if _needs_grad(input):
-        node = ConstantPadNdBackward0((_edge(input),))
-        node.pad = pad
-        return _wrap(out, node)
-    return _wrap(out)
+    return ConstantPadNdBackward0.run((input,), pad=pad, value=0 if value is None else value)
 
 
 # ------------------------------------------------------------------ KL divergence

@@ -1,31 +1,23 @@
 """2-D convolution: ``F.conv2d`` and ``nn.Conv2d``, as ``torch.nn.functional.conv2d`` and
-``torch.nn.Conv2d``.
-
-A convolution is a matrix product once every window of the input is laid out as a column
-("im2col"): for each sample, a (channels * kh * kw, out_h * out_w) matrix whose column p
-holds the window of output position p. ``sliding_window_view`` gives the windows without
-copying; one reshape copies them into that layout, and one (batched) matmul per group
-multiplies the weight (out_channels, channels * kh * kw) by it, which gives the output
-(N, out_channels, out_h * out_w) already in PyTorch's layout. Backward multiplies by the
-same matrices, and sends each window's gradient back to where the window came from with
-one strided add per kernel position ("col2im").
+``torch.nn.Conv2d``: the checks of their arguments (with PyTorch's errors) and the layer.
+The op itself, its forward and backward, is ``minigrad.ops.convolution.ConvolutionBackward0``
+(a matrix product once every window of the input is laid out as a column, "im2col").
 """
 
 import math
 import numbers
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import creation, dtypes
-from ..graph import Node
-from ..tensor import _edge, _needs_grad, _wrap, check_device
+from ..ops.convolution import ConvolutionBackward0
+from ..tensor import check_device
 from . import init
 from ._arguments import _expect_tensor
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["conv2d", "Conv2d", "ConvolutionBackward0"]
+__all__ = ["conv2d", "Conv2d"]
 
 
 def _pair(value, name="kernel_size"):
@@ -51,29 +43,6 @@ def _check_4d(op, input):
     return input.ndim == 3
 
 
-def windows(padded, kernel, stride, dilation):
-    """The windows of a (N, C, H, W) array as a view (N, C, out_h, out_w, kh, kw): entry
-    [n, c, i, j, a, b] is ``padded[n, c, i*sh + a*dh, j*sw + b*dw]``."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-    view = sliding_window_view(padded, span, axis=(2, 3))
-    return view[:, :, ::sh, ::sw, ::dh, ::dw]
-
-
-def add_windows(target, grads, stride, dilation):
-    """The backward of ``windows`` (col2im): add ``grads`` (N, C, kh, kw, out_h, out_w)
-    into ``target`` (N, C, H, W) where each window came from, one strided add per kernel
-    position (kh * kw adds, each over the whole batch)."""
-    (sh, sw), (dh, dw) = stride, dilation
-    kh, kw, out_h, out_w = grads.shape[2:]
-    for a in range(kh):
-        rows = slice(a * dh, a * dh + sh * (out_h - 1) + 1, sh)
-        for b in range(kw):
-            cols = slice(b * dw, b * dw + sw * (out_w - 1) + 1, sw)
-            target[:, :, rows, cols] += grads[:, :, a, b]
-    return target
-
-
 def _same_padding(kernel, dilation):
     """PyTorch's padding='same': the total d*(k-1) split in two, the extra one at the end."""
     pads = []
@@ -97,59 +66,6 @@ def _padding(padding, kernel, stride, dilation):
     if ph < 0 or pw < 0:
         raise RuntimeError("negative padding is not supported")
     return ((ph, ph), (pw, pw))
-
-
-def pad_zeros(x, pads, value=0):
-    """``x`` (N, C, H, W) with ``pads`` ((top, bottom), (left, right)) of ``value`` around
-    its planes; ``x`` itself when there is nothing to pad."""
-    (top, bottom), (left, right) = pads
-    if not (top or bottom or left or right):
-        return x
-    n, c, h, w = x.shape
-    out = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
-    out[:, :, top:top + h, left:left + w] = x
-    return out
-
-
-class ConvolutionBackward0(Node):
-    """out = W @ im2col(x) + b, per sample and group. d(x): W^T times the gradient, put
-    back window by window (col2im); d(W): the gradient times the window matrix, summed
-    over the batch; d(b): the gradient summed over the batch and the positions."""
-    __slots__ = ("geometry",)
-
-    def __init__(self, inputs, x, weight, cols, geometry):
-        super().__init__(inputs, (x, weight, cols))
-        self.geometry = geometry  # (padded shape, pads, stride, dilation, groups)
-
-    def apply(self, grad):
-        x, weight, cols = self.saved_arrays()
-        padded_shape, pads, stride, dilation, groups = self.geometry
-        n, out_c, out_h, out_w = grad.shape
-        in_c, (kh, kw) = x.shape[1], weight.shape[2:]
-        g = grad.reshape(n, out_c, out_h * out_w)
-        w = weight.reshape(out_c, -1)
-        group_out, group_k = out_c // groups, w.shape[1]
-        grad_x = grad_w = grad_b = None
-        if self.inputs[0] is not None:
-            grad_cols = np.empty((n, in_c * kh * kw, out_h * out_w), dtype=grad.dtype)
-            for i in range(groups):
-                rows = slice(i * group_out, (i + 1) * group_out)
-                grad_cols[:, i * group_k:(i + 1) * group_k] = np.matmul(w[rows].T, g[:, rows])
-            grad_cols = grad_cols.reshape(n, in_c, kh, kw, out_h, out_w)
-            grad_padded = add_windows(np.zeros(padded_shape, grad.dtype), grad_cols, stride,
-                                      dilation)
-            (top, _), (left, _) = pads
-            grad_x = grad_padded[:, :, top:top + x.shape[2], left:left + x.shape[3]]
-        if self.inputs[1] is not None:
-            grad_w = np.empty_like(w)
-            for i in range(groups):
-                rows = slice(i * group_out, (i + 1) * group_out)
-                window_rows = cols[:, i * group_k:(i + 1) * group_k].transpose(0, 2, 1)
-                grad_w[rows] = np.matmul(g[:, rows], window_rows).sum(axis=0)
-            grad_w = grad_w.reshape(weight.shape)
-        if len(self.inputs) > 2 and self.inputs[2] is not None:
-            grad_b = g.sum(axis=(0, 2))
-        return (grad_x, grad_w, grad_b)[:len(self.inputs)]
 
 
 def _check_conv_arguments(x, weight, bias, groups):
@@ -223,31 +139,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise RuntimeError(f"Calculated padded input size per channel: ({padded_size[0]} x "
                            f"{padded_size[1]}). Kernel size: ({span[0]} x {span[1]}). "
                            "Kernel size can't be greater than actual input size")
-    padded = pad_zeros(x, pads)
-    n, in_c = x.shape[:2]
-    out_c = w.shape[0]
-    view = windows(padded, kernel, stride, dilation)  # (N, C, out_h, out_w, kh, kw)
-    out_h, out_w = view.shape[2:4]
-    # (N, C * kh * kw, out_h * out_w): column p is the window of output position p
-    cols = view.transpose(0, 1, 4, 5, 2, 3).reshape(n, in_c * w.shape[2] * w.shape[3],
-                                                      out_h * out_w)
-    w2 = w.reshape(out_c, -1)
-    if groups == 1:
-        value = np.matmul(w2, cols)
-    else:
-        value = np.empty((n, out_c, out_h * out_w), dtype=np.result_type(cols, w2))
-        group_out, group_k = out_c // groups, w2.shape[1]
-        for i in range(groups):
-            rows = slice(i * group_out, (i + 1) * group_out)
-            value[:, rows] = np.matmul(w2[rows], cols[:, i * group_k:(i + 1) * group_k])
-    if b is not None:
-        value += b[:, None]
-    value = value.reshape(n, out_c, out_h, out_w)
-    if not _needs_grad(input, weight, bias):
-        return _wrap(value)
-    inputs = (_edge(input), _edge(weight)) + ((_edge(bias),) if bias is not None else ())
-    geometry = (padded.shape, pads, stride, dilation, groups)
-    return _wrap(value, ConvolutionBackward0(inputs, x, w, cols, geometry))
+    return ConvolutionBackward0.run((input, weight, bias), x, w, b,
+                                    geometry=(kernel, pads, stride, dilation), groups=groups)
 
 
 class Conv2d(Module):

@@ -12,9 +12,10 @@ import warnings
 import numpy as np
 
 from .. import derivatives as d
+from ..ops import linalg
 from ..graph import Node, mark_changed_in_place
+from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _edge, _needs_grad, _wrap
-from ..ops.shape import TBackward0
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
 from .conv import conv2d  # noqa: F401  (F.conv2d)
@@ -169,18 +170,11 @@ def linear(input, weight, bias=None):
     if x.ndim != 2:
         batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
         return batch.view(*x.shape[:-1], w.shape[0])
-    w_t = w.T
-    value = x @ w_t
-    if bias is not None:
-        value += bias._data  # value is a fresh array: adding in place saves a copy
-    if not _needs_grad(input, weight, bias):
-        return _wrap(value)
     # As in PyTorch: the weight reaches the product through a transpose node.
-    w_t_node = TBackward0.run((weight,), w)._grad_fn if weight._requires_grad else None
+    w_t = weight.t()
     if bias is None:
-        return _wrap(value, d.MmBackward0((_edge(input), w_t_node), (x, w_t)))
-    return _wrap(value, d.AddmmBackward0((_edge(bias), _edge(input), w_t_node),
-                                         x, w_t, bias._data.shape))
+        return linalg.MmBackward0.run((input, w_t), x, w_t._data)
+    return linalg.AddmmBackward0.run((bias, input, w_t), bias._data, x, w_t._data)
 
 
 def dropout(input, p=0.5, training=True, inplace=False, generator=None):
@@ -218,24 +212,6 @@ def one_hot(tensor, num_classes=-1):
 
 # ------------------------------------------------------------------------------ embedding
 
-class EmbeddingBackward0(Node):
-    """weight[indices]: each row looked up gets the gradient of its output, a row looked up
-    several times the sum of theirs (``np.add.at``); the padding row gets none."""
-    __slots__ = ("rows", "padding_idx")
-
-    def __init__(self, inputs, indices, rows, padding_idx):
-        super().__init__(inputs, (indices,))
-        self.rows, self.padding_idx = rows, padding_idx
-
-    def apply(self, grad):
-        (indices,) = self.saved_arrays()
-        out = np.zeros((self.rows, grad.shape[-1]), dtype=grad.dtype)
-        np.add.at(out, indices, grad)
-        if self.padding_idx is not None:
-            out[self.padding_idx] = 0
-        return (out,)
-
-
 def _padding_row(padding_idx, rows):
     """``padding_idx`` as a row number (-1 is the last row); None stays None."""
     if padding_idx is None:
@@ -266,10 +242,7 @@ def embedding(input, weight, padding_idx=None):
         bad = indices[(indices < 0) | (indices >= rows)].flat[0]
         raise IndexError(f"index out of range in self: index {bad} is not a row of the "
                          f"embedding's weight, whose {rows} rows go from 0 to {rows - 1}")
-    value = weight._data[indices]
-    if _needs_grad(weight):
-        return _wrap(value, EmbeddingBackward0((_edge(weight),), indices, rows, padding_idx))
-    return _wrap(value)
+    return EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx)
 
 
 from .activations_more import (cosine_similarity, elu, hardtanh, kl_div, logsigmoid,  # noqa: E402

@@ -2,9 +2,10 @@
 binary cross-entropy, negative log-likelihood and cross-entropy.
 
 Each loss is one fused op with a hand-written backward where that is what PyTorch does
-(``MseLossBackward0``, ``NllLossBackward0``, ...), and is built from ordinary ops where
-PyTorch builds it so (``l1_loss``, label smoothing), so that ``loss.grad_fn`` has PyTorch's
-name. ``nn.MSELoss`` and the other loss modules (``nn/loss.py``) call these.
+(``MseLossBackward0``, ``NllLossBackward0``, ...: their classes are in
+``minigrad/ops/losses.py``; here they are checked and called), and is built from ordinary
+ops where PyTorch builds it so (``l1_loss``, label smoothing), so that ``loss.grad_fn`` has
+PyTorch's name. ``nn.MSELoss`` and the other loss modules (``nn/loss.py``) call these.
 """
 
 import math
@@ -13,8 +14,9 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..graph import Node, unbroadcast
-from ..tensor import Tensor, _broadcast_error, _edge, _max_keepdim, _needs_grad, _sigmoid, _wrap
+from ..ops import losses as loss_ops
+from ..ops.losses import MseLossBackward0  # noqa: F401  (F.MseLossBackward0, shown in chapter 7)
+from ..tensor import Tensor, _broadcast_error, _wrap
 from ._arguments import _expect_tensor
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
@@ -34,36 +36,7 @@ def _check_reduction(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
 
 
-def _reduced(losses, reduction, divisor):
-    """The loss value from per-element losses: their sum over ``divisor`` ('mean'), their
-    sum ('sum'), or the losses themselves ('none')."""
-    if reduction == "mean":
-        if not divisor:  # nothing counted (no element, or every target ignored): nan
-            return np.asarray(np.nan, dtype=losses.dtype)
-        return np.asarray(losses.sum() / divisor, dtype=losses.dtype)
-    if reduction == "sum":
-        return np.asarray(losses.sum(), dtype=losses.dtype)
-    return losses
-
-
 # ------------------------------------------------------------------------------ MSE
-
-class MseLossBackward0(Node):
-    """d/da mean((a - b)^2) = 2 (a - b) / n, and the opposite for b."""
-    __slots__ = ("reduction", "shapes")
-
-    def __init__(self, inputs, diff, reduction, shapes):
-        super().__init__(inputs, (diff,))
-        self.reduction, self.shapes = reduction, shapes
-
-    def apply(self, grad):
-        (diff,) = self.saved_arrays()
-        if self.reduction == "mean":
-            grad = grad / diff.size
-        local = 2 * diff * grad
-        return (unbroadcast(local, self.shapes[0]) if self.inputs[0] is not None else None,
-                unbroadcast(-local, self.shapes[1]) if self.inputs[1] is not None else None)
-
 
 def _warn_if_shapes_differ(input, target, stacklevel):
     """PyTorch's warning when a loss's input and target shapes differ: they are then
@@ -88,16 +61,11 @@ def mse_loss(input, target, reduction="mean"):
     _warn_if_shapes_differ(input, target, stacklevel=3)
     a, b, _ = input._operands(target)
     try:
-        diff = a - b
+        np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
         raise RuntimeError(f"mse_loss: input of shape {list(input.shape)} and target of shape "
                            f"{list(target.shape)} cannot be broadcast together") from None
-    squared = diff * diff
-    out = _wrap(_reduced(squared, reduction, squared.size))
-    if _needs_grad(input, target):
-        out._set_grad_fn(MseLossBackward0((_edge(input), _edge(target)), diff, reduction,
-                                          (a.shape, b.shape)))
-    return out
+    return loss_ops.MseLossBackward0.run((input, target), a, b, reduction=reduction)
 
 
 # ------------------------------------------------------------------------ L1, smooth L1, Huber
@@ -139,47 +107,13 @@ def l1_loss(input, target, reduction="mean", weight=None):
     return losses.sum() if reduction == "sum" else losses.mean()
 
 
-class SmoothL1LossBackward0(Node):
-    """smooth_l1 of x = a - b: d/da = x / beta clipped to [-1, 1]; the opposite for b."""
-    __slots__ = ("reduction", "shapes", "width")
-
-    def __init__(self, inputs, diff, reduction, shapes, width):
-        super().__init__(inputs, (diff,))
-        self.reduction, self.shapes, self.width = reduction, shapes, width
-
-    def slope(self, diff):
-        return np.clip(diff / self.width, -1, 1)
-
-    def apply(self, grad):
-        (diff,) = self.saved_arrays()
-        if self.reduction == "mean":
-            grad = grad / diff.size
-        local = grad * self.slope(diff)
-        return (unbroadcast(local, self.shapes[0]) if self.inputs[0] is not None else None,
-                unbroadcast(-local, self.shapes[1]) if self.inputs[1] is not None else None)
-
-
-class HuberLossBackward0(SmoothL1LossBackward0):
-    """huber of x = a - b: d/da = x clipped to [-delta, delta]; the opposite for b."""
-    __slots__ = ()
-
-    def slope(self, diff):
-        return np.clip(diff, -self.width, self.width)
-
-
-def _clipped_loss(name, input, target, reduction, width, losses_of, node_cls):
-    """The losses ``losses_of(|input - target|)`` as one fused op, reduced."""
+def _clipped_loss(name, input, target, reduction, width, node_cls):
+    """The losses of ``|input - target|`` as one fused op, reduced."""
     a, b, _ = input._operands(target)
     if a.dtype.kind != "f":
         raise NotImplementedError(f'"{name}" not implemented for {input.dtype}: convert the '
                                   "predictions and targets with .float()")
-    diff = a - b
-    losses = losses_of(np.abs(diff))
-    out = _wrap(_reduced(losses, reduction, losses.size))
-    if _needs_grad(input, target):
-        out._set_grad_fn(node_cls((_edge(input), _edge(target)), diff, reduction,
-                                  (a.shape, b.shape), width))
-    return out
+    return node_cls.run((input, target), a, b, reduction=reduction, width=width)
 
 
 def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
@@ -190,9 +124,8 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0):
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:  # as PyTorch: the L1 loss itself
         return l1_loss(input, target, reduction)
-    return _clipped_loss(
-        "smooth_l1_loss", input, target, reduction, beta,
-        lambda z: np.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), SmoothL1LossBackward0)
+    return _clipped_loss("smooth_l1_loss", input, target, reduction, beta,
+                         loss_ops.SmoothL1LossBackward0)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -201,71 +134,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_pair("huber_loss", input, target, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-
-    def losses_of(z):
-        return np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
-
     if weight is None:
-        return _clipped_loss("huber_loss", input, target, reduction, delta, losses_of,
-                             HuberLossBackward0)
-    losses = _clipped_loss("huber_loss", input, target, "none", delta, losses_of,
-                           HuberLossBackward0)
-    return _weighted(losses, weight, reduction, lambda w: w.mean())
+        return _clipped_loss("huber_loss", input, target, reduction, delta,
+                             loss_ops.HuberLossBackward0)
+    each = _clipped_loss("huber_loss", input, target, "none", delta, loss_ops.HuberLossBackward0)
+    return _weighted(each, weight, reduction, lambda w: w.mean())
 
 
 # ------------------------------------------------------------------------ binary cross-entropy
-
-class BinaryCrossEntropyBackward0(Node):
-    """loss = -w (t log p + (1 - t) log(1 - p)): d/dp = w (p - t) / (p (1 - p)), with the
-    denominator kept above 1e-12 as in PyTorch; d/dt = w log((1 - p) / p)."""
-    __slots__ = ("reduction",)
-
-    def __init__(self, inputs, p, t, w, reduction):
-        super().__init__(inputs, (p, t, w))
-        self.reduction = reduction
-
-    def apply(self, grad):
-        p, t, w = self.saved_arrays()
-        if self.reduction == "mean":
-            grad = grad / p.size
-        w = 1 if w is None else w
-        grad_p = grad_t = None
-        if self.inputs[0] is not None:
-            grad_p = grad * w * (p - t) / np.maximum(p * (1 - p), 1e-12)
-        if self.inputs[1] is not None:
-            grad_t = grad * w * (np.log1p(-p) - np.log(p))
-        return grad_p, grad_t
-
-
-class BinaryCrossEntropyWithLogitsBackward0(Node):
-    """loss = w ((1 - t) x + c softplus(-x)) with c = 1 + (pos_weight - 1) t:
-    d/dx = w (c sigmoid(x) - pos_weight t), d/dt = w ((pos_weight - 1) softplus(-x) - x)."""
-    __slots__ = ("reduction",)
-
-    def __init__(self, inputs, x, t, w, pos_weight, reduction):
-        super().__init__(inputs, (x, t, w, pos_weight))
-        self.reduction = reduction
-
-    def apply(self, grad):
-        x, t, w, pw = self.saved_arrays()
-        if self.reduction == "mean":
-            grad = grad / x.size
-        w = 1 if w is None else w
-        grad_x = grad_t = None
-        if self.inputs[0] is not None:
-            sigmoid = _sigmoid(x)
-            local = sigmoid - t if pw is None else (1 + (pw - 1) * t) * sigmoid - pw * t
-            grad_x = grad * w * local
-        if self.inputs[1] is not None:
-            local = -x if pw is None else (pw - 1) * _softplus(-x) - x
-            grad_t = grad * w * local
-        return grad_x, grad_t
-
-
-def _softplus(z):
-    """log(1 + exp(z)) without overflow."""
-    return np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0)
-
 
 def _same_shape_target(name, input, target):
     _expect_tensor(name, "input", 1, input)
@@ -288,15 +164,8 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean"):
                            "takes probabilities; for raw scores use "
                            "binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss)")
     w = None if weight is None else weight._data.astype(p.dtype)
-    with np.errstate(divide="ignore"):
-        losses = -(t * np.maximum(np.log(p), -100) + (1 - t) * np.maximum(np.log1p(-p), -100))
-    if w is not None:
-        losses = losses * w
-    out = _wrap(_reduced(losses, reduction, losses.size))
-    if _needs_grad(input, target):
-        out._set_grad_fn(BinaryCrossEntropyBackward0((_edge(input), _edge(target)), p, t, w,
-                                                     reduction))
-    return out
+    return loss_ops.BinaryCrossEntropyBackward0.run((input, target), p, t, weight=w,
+                                                  reduction=reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean",
@@ -308,44 +177,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
     x, t, _ = input._operands(target)
     w = None if weight is None else weight._data.astype(x.dtype)
     pw = None if pos_weight is None else pos_weight._data.astype(x.dtype)
-    coefficient = 1 if pw is None else 1 + (pw - 1) * t
-    losses = (1 - t) * x + coefficient * _softplus(-x)
-    if w is not None:
-        losses = losses * w
-    out = _wrap(_reduced(losses, reduction, losses.size))
-    if _needs_grad(input, target):
-        out._set_grad_fn(BinaryCrossEntropyWithLogitsBackward0(
-            (_edge(input), _edge(target)), x, t, w, pw, reduction))
-    return out
+    return loss_ops.BinaryCrossEntropyWithLogitsBackward0.run(
+        (input, target), x, t, weight=w, pos_weight=pw, reduction=reduction)
 
 
 # ------------------------------------------------------------------------------ NLL
-
-class NllLossBackward0(Node):
-    """The gradient of -log_prob[target]: minus the target's weight there, 0 elsewhere and
-    for ignored targets. ``key`` picks each target's position; the class indices in it are
-    saved too, so changing the targets in place afterwards makes backward refuse."""
-    __slots__ = ("shape", "reduction", "total", "key")
-
-    def __init__(self, inputs, picked_weight, valid, key, classes, shape, reduction, total):
-        super().__init__(inputs, (picked_weight, valid, classes))
-        self.key, self.shape, self.reduction, self.total = key, shape, reduction, total
-
-    def apply(self, grad):
-        picked_weight, valid, _ = self.saved_arrays()
-        scale = -grad / self.total if self.reduction == "mean" else -grad
-        if picked_weight is not None:  # None: every sample counts with weight 1
-            scale = picked_weight * scale
-        if valid is not None:  # None: no target is ignored
-            scale = np.where(valid, scale, 0)  # 0, even when all are ignored (total 0)
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        out[self.key] = scale  # each (sample, position) has one target: no repeats
-        return (out,)
-
-
-# PyTorch's name when the log-probabilities have positions too: (N, C, H, W).
-NllLoss2DBackward0 = type("NllLoss2DBackward0", (NllLossBackward0,), {"__slots__": ()})
-
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of class indices, given log-probabilities (C,) or (N, C, ...)."""
@@ -397,19 +233,14 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     # (sample index, class index, position...) picks each target's log-probability
     positions = np.indices(labels.shape, sparse=True)
     key = positions[:class_dim] + (safe,) + positions[class_dim:]
-    picked = np.asarray(logp[key])
     if weight is None:
         picked_weight = valid.astype(logp.dtype)
     else:
         picked_weight = weight._data.astype(logp.dtype)[safe] * valid
-    losses = np.where(valid, -picked * picked_weight, 0)  # an ignored target's loss is 0
-    total = picked_weight.sum()
-    out = _wrap(_reduced(losses, reduction, total))
-    if _needs_grad(input):
-        node_cls = NllLoss2DBackward0 if logp.ndim == 4 else NllLossBackward0
-        out._set_grad_fn(node_cls((_edge(input),), picked_weight, valid, key, labels,
-                                  logp.shape, reduction, total))
-    return out
+    node_cls = loss_ops.NllLoss2DBackward0 if logp.ndim == 4 else loss_ops.NllLossBackward0
+    return node_cls.run((input,), logp, key=key, labels=labels, picked_weight=picked_weight,
+                        valid=valid, class_dim=class_dim, reduction=reduction,
+                        total=picked_weight.sum())
 
 
 def _refuse_target_shape(input, target):
@@ -439,45 +270,13 @@ def _nll_loss_batch(input, logp, labels, reduction):
         return None
     rows = np.arange(n)
     try:
-        picked = logp[rows, labels]
+        return loss_ops.NllLossBackward0.run((input,), logp, key=(rows, labels), labels=labels,
+                                             reduction=reduction, total=n)
     except IndexError:  # a label >= C
         return None
-    value = _reduced(-picked, reduction, n)
-    if _needs_grad(input):
-        return _wrap(value, NllLossBackward0((_edge(input),), None, None, (rows, labels),
-                                             labels, logp.shape, reduction, n))
-    return _wrap(value)
 
 
 # ------------------------------------------------------------------------------ cross-entropy
-
-class CrossEntropyProbsBackward(Node):
-    """Cross-entropy with class probabilities, fused with its log-softmax:
-    loss = -sum_c w_c t_c log softmax(z)_c."""
-    __slots__ = ("reduction", "count")
-
-    def __init__(self, inputs, softmax, log_probs, weighted, weights, reduction, count):
-        super().__init__(inputs, (softmax, log_probs, weighted, weights))
-        self.reduction, self.count = reduction, count
-
-    def apply(self, grad):
-        softmax, log_probs, weighted, weights = self.saved_arrays()
-        if self.reduction == "mean":
-            grad = grad / self.count
-        elif self.reduction == "none":
-            grad = np.expand_dims(grad, 1)
-        grad_logits = grad_target = None
-        if self.inputs[0] is not None:  # softmax * sum_c(w_c t_c) - w * t
-            grad_logits = grad * (softmax * weighted.sum(axis=1, keepdims=True) - weighted)
-        if self.inputs[1] is not None:  # -w_c log p_c
-            grad_target = -grad * log_probs * weights
-        return grad_logits, grad_target
-
-
-# Named as PyTorch's last node of this loss: a division for the mean, a negation otherwise.
-_ProbsMeanBackward = type("DivBackward1", (CrossEntropyProbsBackward,), {"__slots__": ()})
-_ProbsSumBackward = type("NegBackward0", (CrossEntropyProbsBackward,), {"__slots__": ()})
-
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0):
@@ -514,22 +313,17 @@ def _cross_entropy_probs(input, target, weight, reduction):
     if weight is not None and dtypes.promote(z, weight._data) != z.dtype:
         # float64 weights make the loss float64, as in PyTorch (class indices refuse them)
         z, t = z.astype(weight._data.dtype), t.astype(weight._data.dtype)
-    shifted = z - _max_keepdim(z, 1)  # log-sum-exp never overflows
-    exp = np.exp(shifted)
-    total = exp.sum(axis=1, keepdims=True)
-    log_probs = shifted - np.log(total)
     weights = np.ones((), z.dtype) if weight is None else \
         weight._data.astype(z.dtype).reshape((1, -1) + (1,) * (z.ndim - 2))
-    weighted = t * weights
-    losses = -(weighted * log_probs).sum(axis=1)
-    count = losses.size
-    out = _wrap(_reduced(losses, reduction, count))
-    if _needs_grad(input, target):
-        node_cls = _ProbsMeanBackward if reduction == "mean" else _ProbsSumBackward
-        out._set_grad_fn(node_cls(
-            (_edge(input), _edge(target)), exp / total, log_probs, weighted, weights,
-            reduction, count))
-    return out
+    node_cls = _ProbsMeanBackward if reduction == "mean" else _ProbsSumBackward
+    return node_cls.run((input, target), z, t, weights=weights, reduction=reduction)
+
+
+# Named as PyTorch's last node of this loss: a division for the mean, a negation otherwise.
+_ProbsMeanBackward = type("DivBackward1", (loss_ops.CrossEntropyProbsBackward,),
+                          {"__slots__": ()})
+_ProbsSumBackward = type("NegBackward0", (loss_ops.CrossEntropyProbsBackward,),
+                         {"__slots__": ()})
 
 
 def _smoothed_indices(input, target, weight, ignore_index, reduction, smoothing, class_dim):

@@ -1,24 +1,22 @@
 """2-D pooling: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d`` and their
 layers ``nn.MaxPool2d``, ``nn.AvgPool2d``, ``nn.AdaptiveAvgPool2d``, as in PyTorch.
 
-Each pool looks at the same windows a convolution does and keeps their largest value or
-their mean, computed with one strided pass over the input per kernel position (kh * kw
-passes, each over the whole batch). Max pooling remembers where each maximum was, so
-backward sends each gradient to that one element; average pooling sends each gradient,
-divided by the window's size, back over the whole window (``conv.add_windows``).
+Here: the checks of their arguments (with PyTorch's errors), the windows' geometry and the
+layers. The ops themselves (forward, backward, and the backward's backward) are in
+``minigrad.ops.pooling``.
 """
 
 import numpy as np
 
-from ..graph import Node
-from ..tensor import _edge, _needs_grad, _wrap
+from ..ops.pooling import (AdaptiveAvgPool2DBackward0, AvgPool2DBackward0,
+                           MaxPool2DWithIndicesBackward0)
+from ..tensor import _wrap
 from ._arguments import _expect_tensor
-from .conv import _pair, _scalar_name, add_windows, pad_zeros
+from .conv import _pair, _scalar_name
 from .module import Module
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "MaxPool2d", "AvgPool2d",
-           "AdaptiveAvgPool2d", "MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0",
-           "AdaptiveAvgPool2DBackward0"]
+           "AdaptiveAvgPool2d"]
 
 
 def _batched(op, input):
@@ -78,57 +76,6 @@ def _unbatch(value, unbatched):
 
 # --------------------------------------------------------------------------- max pooling
 
-class MaxPool2DWithIndicesBackward0(Node):
-    """Each output's gradient goes to the one input element that was the window's largest:
-    for each kernel position, the outputs whose maximum sat there add their gradient to
-    that position's strided slice (kh * kw passes, as col2im)."""
-    __slots__ = ("geometry",)
-
-    def __init__(self, inputs, x, which, geometry):
-        super().__init__(inputs, (x, which))
-        self.geometry = geometry  # (padded shape, pads, kernel, stride, dilation)
-
-    def apply(self, grad):
-        x, which = self.saved_arrays()
-        padded_shape, pads, (kh, kw), (sh, sw), (dh, dw) = self.geometry
-        g = grad.reshape(which.shape)
-        out_h, out_w = which.shape[2:]
-        padded = np.zeros(padded_shape, grad.dtype)
-        zero = np.zeros((), grad.dtype)
-        for a in range(kh):
-            rows = slice(a * dh, a * dh + sh * (out_h - 1) + 1, sh)
-            for b in range(kw):
-                cols = slice(b * dw, b * dw + sw * (out_w - 1) + 1, sw)
-                padded[:, :, rows, cols] += np.where(which == a * kw + b, g, zero)
-        (top, _), (left, _) = pads
-        h, w = x.shape[-2:]
-        return (padded[..., top:top + h, left:left + w].reshape(x.shape),)
-
-
-def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min if dtype.kind in "iu" else False
-
-
-def _window_max(padded, kernel, stride, dilation, out_size):
-    """The largest value of each window and its kernel position (a * kw + b), a few
-    strided passes per kernel position. As PyTorch, the first of equal values wins and a
-    nan wins over numbers (the last nan, if several)."""
-    (kh, kw), (sh, sw), (dh, dw), (out_h, out_w) = kernel, stride, dilation, out_size
-    parts = [padded[:, :, a * dh:a * dh + sh * (out_h - 1) + 1:sh,
-                    b * dw:b * dw + sw * (out_w - 1) + 1:sw]
-             for a in range(kh) for b in range(kw)]
-    best = parts[0].copy()
-    for part in parts[1:]:
-        np.maximum(best, part, out=best)  # nan propagates, as in PyTorch
-    which = np.zeros(best.shape, np.int64)
-    for k in range(len(parts) - 1, -1, -1):  # backwards, so the first equal one wins
-        np.copyto(which, k, where=parts[k] == best)
-    if best.dtype.kind == "f" and np.isnan(best).any():
-        for k, part in enumerate(parts):
-            np.copyto(which, k, where=np.isnan(part))
-    return best, which
-
-
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """The largest value of each ``kernel_size`` window (N, C, H, W) -> (N, C, out_h, out_w);
@@ -138,16 +85,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x, unbatched = _batched("max_pool2d", input)
     kernel, stride, _, dilation, (out_h, out_w), pads = _geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode)
-    padded = pad_zeros(x, pads, _lowest(x.dtype))
-    value, which = _window_max(padded, kernel, stride, dilation, (out_h, out_w))
-    result = _wrap(_unbatch(value, unbatched))
-    if _needs_grad(input):
-        geometry = (padded.shape, pads, kernel, stride, dilation)
-        result._set_grad_fn(MaxPool2DWithIndicesBackward0((_edge(input),), input._data, which,
-                                                          geometry))
+    found = []
+    result = MaxPool2DWithIndicesBackward0.run(
+        (input,), geometry=(pads, kernel, stride, dilation, (out_h, out_w)), found=found)
     if return_indices:
         # where each maximum is: its row and column in the input, as one index into H*W
-        a, b = np.divmod(which, kernel[1])
+        a, b = np.divmod(found[0], kernel[1])
         rows = np.arange(out_h)[:, None] * stride[0] + a * dilation[0] - pads[0][0]
         cols = np.arange(out_w)[None, :] * stride[1] + b * dilation[1] - pads[1][0]
         return result, _wrap(_unbatch(rows * x.shape[3] + cols, unbatched))
@@ -155,27 +98,6 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 # --------------------------------------------------------------------------- average pooling
-
-class AvgPool2DBackward0(Node):
-    """Each output's gradient, divided by its window's divisor, goes to every element of
-    the window."""
-    __slots__ = ("geometry",)
-
-    def __init__(self, inputs, x, geometry):
-        super().__init__(inputs, (x,))
-        self.geometry = geometry  # (padded shape, pads, kernel, stride, divisor)
-
-    def apply(self, grad):
-        (x,) = self.saved_arrays()
-        padded_shape, pads, kernel, stride, divisor = self.geometry
-        g = (grad.reshape((-1,) + padded_shape[1:2] + grad.shape[-2:]) / divisor).astype(
-            grad.dtype, copy=False)
-        spread = np.broadcast_to(g[:, :, None, None], g.shape[:2] + kernel + g.shape[2:])
-        padded = add_windows(np.zeros(padded_shape, grad.dtype), spread, stride, (1, 1))
-        (top, _), (left, _) = pads
-        h, w = x.shape[-2:]
-        return (padded[..., top:top + h, left:left + w].reshape(x.shape),)
-
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
@@ -188,32 +110,10 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise RuntimeError("divisor must be not zero")
     kernel, stride, padding, _, (out_h, out_w), pads = _geometry(
         x, kernel_size, stride, padding, 1, ceil_mode)
-    padded = pad_zeros(x, pads)
-    sums = _window_sums(padded, kernel, stride, (out_h, out_w))
     divisor = _divisors(x.shape[2:], kernel, stride, padding, pads, (out_h, out_w),
                         count_include_pad, divisor_override)
-    if x.dtype.kind == "f":
-        value = (sums / divisor).astype(x.dtype, copy=False)
-    else:  # integers divide as C does: toward zero
-        value = np.trunc(sums / divisor).astype(x.dtype)
-    result = _wrap(_unbatch(value, unbatched))
-    if _needs_grad(input):
-        geometry = (padded.shape, pads, kernel, stride, divisor)
-        result._set_grad_fn(AvgPool2DBackward0((_edge(input),), input._data, geometry))
-    return result
-
-
-def _window_sums(padded, kernel, stride, out_size):
-    """The sum of each window: one strided add per kernel position (faster than summing
-    the windows' view)."""
-    (kh, kw), (sh, sw), (out_h, out_w) = kernel, stride, out_size
-    sums = None
-    for a in range(kh):
-        for b in range(kw):
-            part = padded[:, :, a:a + sh * (out_h - 1) + 1:sh, b:b + sw * (out_w - 1) + 1:sw]
-            sums = part.astype(np.float64 if padded.dtype.kind != "f" else padded.dtype) \
-                if sums is None else sums + part
-    return sums
+    return AvgPool2DBackward0.run((input,), geometry=(pads, kernel, stride, (out_h, out_w),
+                                                      divisor))
 
 
 def _divisors(size, kernel, stride, padding, pads, out_size, count_include_pad,
@@ -235,25 +135,6 @@ def _divisors(size, kernel, stride, padding, pads, out_size, count_include_pad,
 
 # --------------------------------------------------------------------------- adaptive pooling
 
-def _adaptive_weights(n, m, dtype):
-    """The (m, n) matrix that averages n positions into m: row i has 1/len over PyTorch's
-    window i, from floor(i*n/m) to ceil((i+1)*n/m)."""
-    weights = np.zeros((m, n), dtype=dtype)
-    for i in range(m):
-        start, end = (i * n) // m, -(-((i + 1) * n) // m)
-        weights[i, start:end] = 1.0 / (end - start)
-    return weights
-
-
-class AdaptiveAvgPool2DBackward0(Node):
-    """out = A_h x A_w^T per plane, so d(x) = A_h^T d(out) A_w."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        rows, cols = self.saved_arrays()
-        return (np.einsum("ih,...ij,jw->...hw", rows, grad, cols, optimize=True),)
-
-
 def adaptive_avg_pool2d(input, output_size):
     """Average (C, H, W) or (N, C, H, W) down to ``output_size`` (a number, a pair, None for
     "keep this side") whatever the input's size: window i along a side of n covers
@@ -271,12 +152,7 @@ def adaptive_avg_pool2d(input, output_size):
     out_h, out_w = (n if m is None else int(m) for n, m in zip(x.shape[-2:], output_size))
     if out_h == 1 and out_w == 1:
         return input.mean((-1, -2), keepdim=True)
-    rows = _adaptive_weights(x.shape[-2], out_h, x.dtype)
-    cols = _adaptive_weights(x.shape[-1], out_w, x.dtype)
-    value = np.einsum("ih,...hw,jw->...ij", rows, x, cols, optimize=True)
-    if _needs_grad(input):
-        return _wrap(value, AdaptiveAvgPool2DBackward0((_edge(input),), (rows, cols)))
-    return _wrap(value)
+    return AdaptiveAvgPool2DBackward0.run((input,), out_size=(out_h, out_w))
 
 
 # --------------------------------------------------------------------------- layers

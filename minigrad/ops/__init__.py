@@ -8,11 +8,21 @@ grouped by family:
 * ``op.py``: ``Op``, the base class, and the one path that runs and records every op;
 * ``formulas.py``: the few helpers a backward formula needs that arrays and Tensors
   spell differently (``sum_to``, ``where``, ``transpose_last``, ...);
-* ``arithmetic.py``: ``+ - * /``, powers and the other operators;
+* ``arithmetic.py``: ``+ - * /``, powers and the other operators (``//``, ``%``, ``fmod``,
+  ``atan2``, ``lerp``, ``addcmul``, ``addcdiv``);
+* ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
+  ``clamp``, ``masked_fill``, ``where``;
 * ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
 * ``shape.py``: reshape/view, (un)squeeze, expand, permute, transpose, stack and cat;
 * ``indexing.py``: ``x[key]``, gather, and the ops that pick, place or overwrite elements
-  (flip, index_select, take, diagonal, tril, scatter, index_add, ...).
+  (flip, index_select, take, diagonal, tril, scatter, index_add, ...);
+* ``convolution.py``: ``F.conv2d`` (with im2col and col2im, its backward's ops) and ``F.pad``;
+* ``pooling.py``: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``;
+* ``normalization.py``: ``F.layer_norm`` and ``F.batch_norm``;
+* ``embedding.py``: ``F.embedding``;
+* ``linalg.py``: matrix products: ``@`` in each shape case, ``addmm`` (behind
+  ``nn.Linear``), ``bmm``, ``einsum``;
+* ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...).
 
 How to add an op
 ----------------

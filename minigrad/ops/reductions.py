@@ -1,13 +1,73 @@
-"""Reductions (chapters 2 and 5): ops that combine many elements into fewer, each with its
-forward, what it saves and its backward in one class named like PyTorch's node."""
+"""Reductions (chapters 2 and 5): ops that combine many elements into fewer (sum, mean, max,
+amax, var, std, prod, norm) and the running ones (cumsum, cumprod), each with its forward,
+what it saves and its backward in one class named like PyTorch's node.
+
+Options (``dims``, ``keepdim``, ...) arrive already checked by the Tensor method; a backward
+first puts back the axes a reduction without ``keepdim`` removed (``formulas.unsqueeze``).
+Masks that pick elements (the maxima, the zeros of a product) are constants of the graph:
+they are computed from the values, as arrays, and turned into the gradient's kind.
+"""
+
+import math
+import warnings
 
 import numpy as np
 
 from . import formulas
 from .op import Op
 
-__all__ = ["SumBackward0", "SumBackward1"]
+__all__ = ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "MaxBackward1",
+           "MinBackward1", "AmaxBackward0", "AminBackward0", "VarBackward0", "StdBackward0",
+           "ProdBackward0", "ProdBackward1", "CumsumBackward0", "CumprodBackward0",
+           "LinalgVectorNormBackward0", "mean", "running_sum", "evenly_distribute"]
 
+
+def _plain(x):
+    """The array of ``x`` (a Tensor's values, without history), for masks and counts."""
+    return x if type(x) is np.ndarray or not hasattr(x, "_data") else x._data
+
+
+def _constant(array, like):
+    """``array`` as a constant of ``like``'s kind (an array, or a Tensor without history)."""
+    return formulas.as_mask(array, like)
+
+
+def _restore(grad, dims, keepdim):
+    """The gradient of a reduction over ``dims`` with the reduced axes back (length 1)."""
+    return grad if keepdim else formulas.unsqueeze(grad, dims)
+
+
+def mean(a, axis, keepdims):
+    """``a.mean(...)``; the mean of nothing is nan, silently, as in PyTorch (numpy warns)."""
+    if a.size:
+        return a.mean(axis=axis, keepdims=keepdims)
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return a.mean(axis=axis, keepdims=keepdims)
+
+
+def _mean_kept(x, dims):
+    """The mean over ``dims`` (None: all), keeping them, of an array or a Tensor."""
+    if type(x) is np.ndarray:
+        return mean(x, dims, True)
+    return x.mean(dim=tuple(range(x.ndim)) if dims is None else dims, keepdim=True)
+
+
+def _spread_to(grad, shape):
+    """``grad`` broadcast to ``shape`` (nothing to do for a 0-dim input)."""
+    return grad if grad.shape == shape else formulas.expand_to(grad, shape)
+
+
+def evenly_distribute(grad, a, value):
+    """The gradient of a value chosen from all of ``a`` (max, min, median): shared evenly by
+    the elements equal to it (the nan elements when it is nan), PyTorch's rule for ties."""
+    values = _plain(a)
+    chosen = np.isnan(values) if np.isnan(_plain(value)) else values == _plain(value)
+    share = grad / np.count_nonzero(chosen)
+    return formulas.keep_where(chosen, _spread_to(share, values.shape))
+
+
+# ------------------------------------------------------------------ sums and means
 
 class SumBackward0(Op):
     """The sum of every element: each element gets the whole gradient."""
@@ -17,7 +77,7 @@ class SumBackward0(Op):
         return np.asarray(a.sum(keepdims=keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        return formulas.expand_to(grad, self.shapes[0])
+        return _spread_to(grad, self.shapes[0])
 
 
 class SumBackward1(Op):
@@ -29,6 +89,319 @@ class SumBackward1(Op):
         return np.asarray(a.sum(axis=dims, keepdims=keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        if not self.keepdim:
-            grad = formulas.unsqueeze(grad, self.dims)
-        return formulas.expand_to(grad, self.shapes[0])
+        return _spread_to(_restore(grad, self.dims, self.keepdim), self.shapes[0])
+
+
+class MeanBackward0(Op):
+    """The mean of every element: each gets 1/N of the gradient."""
+    __slots__ = ()
+
+    def forward(self, a, keepdim=False):
+        return np.asarray(mean(a, None, keepdim), dtype=a.dtype)
+
+    def backward(self, grad):
+        shape = self.shapes[0]
+        return _spread_to(grad / max(int(np.prod(shape)), 1), shape)
+
+
+class MeanBackward1(Op):
+    """The mean over ``dims``: spread back as the sum does, each element 1/N of it."""
+    __slots__ = ("dims", "keepdim")
+
+    def forward(self, a, dims, keepdim=False):
+        self.dims, self.keepdim = dims, keepdim
+        return np.asarray(mean(a, dims, keepdim), dtype=a.dtype)
+
+    def backward(self, grad):
+        shape = self.shapes[0]
+        count = max(int(np.prod([shape[d] for d in self.dims])), 1)
+        return _spread_to(_restore(grad, self.dims, self.keepdim) / count, shape)
+
+
+# ------------------------------------------------------------------ largest and smallest
+
+class MaxBackward1(Op):
+    """max() of all elements: ties share the gradient evenly (PyTorch's rule); a nan result
+    came from the nan elements, which share it. The others get 0, whatever the gradient.
+    (max(dim), which gives it all to the element its index names, is in ``sorting``.)"""
+    __slots__ = ()
+    pick = staticmethod(np.max)
+
+    def forward(self, a):
+        out = np.asarray(self.pick(a))
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, out):
+        return evenly_distribute(grad, a, out)
+
+
+class MinBackward1(MaxBackward1):
+    """min() of all elements."""
+    __slots__ = ()
+    pick = staticmethod(np.min)
+
+
+class AmaxBackward0(Op):
+    """amax over ``dims``: the gradient is shared evenly by the elements equal to the result
+    (PyTorch's rule for ties; max(dim) instead gives it all to the one its index names)."""
+    __slots__ = ("dims", "keepdim")
+    pick = staticmethod(np.max)
+
+    def forward(self, a, dims, keepdim=False):
+        self.dims, self.keepdim = dims, keepdim
+        out = np.asarray(self.pick(a, axis=dims, keepdims=keepdim))
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, out):
+        grad = _restore(grad, self.dims, self.keepdim)
+        hits = _plain(a) == _plain(_restore(out, self.dims, self.keepdim))
+        count = hits.sum(axis=self.dims, keepdims=True).astype(_plain(grad).dtype)
+        return grad / _constant(count, grad) * _constant(hits, grad)
+
+
+class AminBackward0(AmaxBackward0):
+    """amin over ``dims``."""
+    __slots__ = ()
+    pick = staticmethod(np.min)
+
+
+# ------------------------------------------------------------------ variance
+
+class VarBackward0(Op):
+    """var over ``dims`` (``whole``: of every element): sum((x - mean)^2) / (N - correction),
+    so d/dx = 2 (x - mean) / (N - correction), with PyTorch's results when N <= correction."""
+    __slots__ = ("dims", "keepdim", "dof", "whole")
+
+    def forward(self, a, dims, correction, keepdim=False, whole=False):
+        self.save_for_backward(a)
+        return self._spread(a, dims, correction, keepdim, whole, root=False)
+
+    def _spread(self, a, dims, correction, keepdim, whole, root):
+        self.dims, self.keepdim, self.whole = dims, keepdim or whole, whole
+        self.dof = int(np.prod([a.shape[x] for x in dims])) - correction
+        # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
+        wide = a.astype(np.float64) if a.itemsize < 8 else a
+        centered = wide - mean(wide, dims, True)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            value = (centered * centered).sum(axis=dims, keepdims=keepdim) / max(self.dof, 0)
+            if root:
+                value = np.sqrt(value)
+            return np.asarray(value, dtype=a.dtype)  # inf where float32 cannot hold it
+
+    def backward(self, grad, a):
+        grad = _restore(grad, self.dims, self.keepdim)
+        centered = a - _mean_kept(a, None if self.whole else self.dims)
+        if self.whole and self.dof <= 0:
+            # 2 / 0 times each deviation: inf, or nan where the deviation is 0 (PyTorch)
+            scale = np.where(_plain(centered) == 0, np.nan, np.inf).astype(_plain(grad).dtype)
+            return grad * _constant(scale, grad)
+        return (2.0 / self.dof if self.dof else math.inf) * grad * centered
+
+
+class StdBackward0(VarBackward0):
+    """std = sqrt(var): the var gradient of grad / (2 std), 0 where std is 0."""
+    __slots__ = ()
+
+    def forward(self, a, dims, correction, keepdim=False, whole=False):
+        out = self._spread(a, dims, correction, keepdim, whole, root=True)
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, out):
+        grad = formulas.zero_where(_plain(out) == 0, grad / (out * 2))
+        return VarBackward0.backward(self, grad, a)
+
+
+# ------------------------------------------------------------------ products
+
+def product_of_others(a, axis):
+    """For each element of ``a``, the product of the other elements along ``axis``: the
+    running product of those before it times that of those after it. No division, so it is
+    right where ``a`` holds zeros (PyTorch's way, too)."""
+    if type(a) is not np.ndarray:
+        from ..tensor import cat
+        n = a.shape[axis]
+        ones = a.new_ones(a.shape[:axis] + (1,) + a.shape[axis + 1:])
+        before = cat([ones, a.narrow(axis, 0, n - 1)], axis).cumprod(axis)
+        after = cat([ones, a.narrow(axis, 1, n - 1).flip(axis)], axis).cumprod(axis).flip(axis)
+        return before * after
+    a = np.moveaxis(a, axis, -1)
+    before, after = np.ones_like(a), np.ones_like(a)
+    before[..., 1:] = np.cumprod(a[..., :-1], axis=-1)
+    after[..., -2::-1] = np.cumprod(a[..., :0:-1], axis=-1)
+    return np.moveaxis(before * after, -1, axis)
+
+
+class ProdBackward0(Op):
+    """prod of every element: each element gets the product of all the others."""
+    __slots__ = ()
+
+    def forward(self, a):
+        with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is nan, silently
+            out = np.asarray(a.prod(), dtype=a.dtype)
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, out):
+        if a.ndim == 0:  # the product is the element: gradient 1, also for inf (not inf / inf)
+            return grad
+        zeros = np.count_nonzero(_plain(a) == 0)
+        if not zeros:
+            return grad * (out / a)
+        if zeros > 1 and type(a) is np.ndarray:
+            # every product of the others holds a 0: PyTorch says 0, even next to inf
+            # (it computes them, as below, only when the gradient is to be differentiated)
+            return np.zeros_like(a)
+        return grad * product_of_others(a.reshape(-1), 0).reshape(a.shape)
+
+
+class ProdBackward1(Op):
+    """prod along ``dim``: each element gets the product of the others in its slice."""
+    __slots__ = ("dim", "keepdim")
+
+    def forward(self, a, dim, keepdim=False):
+        self.dim, self.keepdim = dim, keepdim
+        with np.errstate(invalid="ignore", over="ignore"):
+            value = a.copy() if a.ndim == 0 else a.prod(axis=dim, keepdims=keepdim)
+        out = np.asarray(value, dtype=a.dtype)
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, out):
+        if a.ndim == 0:
+            return grad
+        grad = _restore(grad, (self.dim,), self.keepdim)
+        if (_plain(a) != 0).all():
+            return grad * (_restore(out, (self.dim,), self.keepdim) / a)
+        return grad * product_of_others(a, self.dim)
+
+
+# ------------------------------------------------------------------ running sums and products
+
+_ACCUMULATOR = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
+def running_sum(a, axis):
+    """``np.cumsum`` as PyTorch computes it: float32 adds up in float64 (float16 in float32),
+    each sum then rounded, so a million 0.1s end at 100000.0 rather than drifting to 100958."""
+    wider = _ACCUMULATOR.get(a.dtype)
+    if wider is not None:
+        return np.cumsum(a, axis=axis, dtype=wider).astype(a.dtype)
+    return np.cumsum(a, axis=axis)
+
+
+def _reversed_cumsum(x, axis):
+    """out[i] = x[i] + x[i+1] + ...: the backward of a running sum."""
+    if type(x) is np.ndarray:
+        return np.flip(running_sum(np.flip(x, axis), axis), axis)
+    return x.flip(axis).cumsum(axis).flip(axis)
+
+
+class CumsumBackward0(Op):
+    """cumsum along ``dim``: element i gets the sum of the gradients of outputs i, i+1, ..."""
+    __slots__ = ("dim",)
+
+    def forward(self, a, dim):
+        self.dim = dim
+        return a.copy() if a.ndim == 0 else running_sum(a, dim)
+
+    def backward(self, grad):
+        if grad.ndim == 0:
+            return grad
+        return _reversed_cumsum(grad, self.dim)
+
+
+class CumprodBackward0(Op):
+    """cumprod along ``axis``: d out_j / d x_i = prod of x_0..x_j except x_i (j >= i), so
+    grad_i = sum_{j >= i} grad_j * prod_{k <= j, k != i} x_k. Without zeros that is
+    reversed_cumsum(grad * out) / x; with zeros each product is computed as it stands."""
+    __slots__ = ("axis",)
+
+    def forward(self, a, axis):
+        self.axis = axis
+        out = np.cumprod(a, axis=axis) if a.ndim else a.copy()
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, out):
+        if a.ndim == 0 or a.shape[self.axis] <= 1:
+            return grad
+        if type(a) is np.ndarray:
+            return self._products_with_arrays(grad, a)
+        if not (_plain(a) == 0).any():
+            return _reversed_cumsum(grad * out, self.axis) / a
+        from ..tensor import cat
+        axis, n = self.axis, a.shape[self.axis]
+        slices = []
+        for i in range(n):
+            one = np.zeros(a.shape[axis], bool)
+            one[i] = True
+            one = one.reshape((-1,) + (1,) * (a.ndim - axis - 1))
+            others = formulas.where(one, a.new_ones(()), a).cumprod(axis).narrow(axis, i, n - i)
+            slices.append((grad.narrow(axis, i, n - i) * others).sum(axis, keepdim=True))
+        return cat(slices, axis)
+
+    def _products_with_arrays(self, grad, a):
+        x = np.moveaxis(a, self.axis, -1)
+        g = np.moveaxis(grad, self.axis, -1)
+        result = np.empty_like(g)
+        for i in range(x.shape[-1]):
+            others = x.copy()
+            others[..., i] = 1
+            products = np.cumprod(others, axis=-1)[..., i:]
+            # past another zero the product is 0, even if an inf or nan follows (PyTorch)
+            products[np.cumsum(others == 0, axis=-1)[..., i:] > 0] = 0
+            result[..., i] = np.sum(g[..., i:] * products, axis=-1)
+        return np.moveaxis(result, -1, self.axis)
+
+
+# ------------------------------------------------------------------ norms
+
+def _abs(x):
+    return np.abs(x) if type(x) is np.ndarray else x.abs()
+
+
+class LinalgVectorNormBackward0(Op):
+    """‖a‖_p = (sum |a|^p)^(1/p) over ``dims``: d/da = sign(a) |a|^(p-1) / ‖a‖^(p-1);
+    p=1: sign(a); p=2: a / ‖a‖; inf: the elements of largest |a| share it; 0 at ‖a‖ = 0."""
+    __slots__ = ("p", "dims", "keepdim")
+
+    def forward(self, a, p, dims, keepdim=False):
+        self.p, self.dims, self.keepdim = p, dims, keepdim
+        magnitude = np.abs(a)
+        if p == np.inf:
+            value = magnitude.max(axis=dims, keepdims=keepdim)
+        elif p == 1:
+            value = magnitude.sum(axis=dims, keepdims=keepdim)
+        elif p == 2:
+            value = np.sqrt((a * a).sum(axis=dims, keepdims=keepdim))
+        else:
+            value = (magnitude ** p).sum(axis=dims, keepdims=keepdim) ** (1 / p)
+        out = np.asarray(value, dtype=a.dtype)
+        self.save_for_backward(a, out)
+        return out
+
+    def backward(self, grad, a, norm):
+        p = self.p
+        grad = _restore(grad, self.dims, self.keepdim)
+        norm = _restore(norm, self.dims, self.keepdim)
+        if p == 1:
+            return formulas.sign(a) * grad
+        at_zero = _plain(norm) == 0
+        if p == 2:
+            return grad * formulas.zero_where(at_zero, a / norm)
+        if p == np.inf:
+            values = _plain(a)
+            winners = (np.abs(values) == _plain(norm)) | np.isnan(values)
+            count = winners.sum(axis=self.dims, keepdims=True).astype(_plain(grad).dtype)
+            return formulas.sign(a) * (grad / _constant(count, grad) * _constant(winners, grad))
+        if p < 1:  # |a|^(p-1) is infinite at 0: PyTorch takes 0 there
+            scaled = formulas.sign(a) * formulas.zero_where(_plain(a) == 0, _abs(a) ** (p - 1))
+            return scaled * grad * norm ** (1 - p)
+        if p < 2:
+            scaled = formulas.sign(a) * _abs(a) ** (p - 1)
+        else:
+            scaled = a * _abs(a) ** (p - 2)
+        return scaled * formulas.zero_where(at_zero, grad / norm ** (p - 1))

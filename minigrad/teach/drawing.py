@@ -20,8 +20,8 @@ import graphviz
 import numpy as np
 
 from .. import printing
-from ..graph import AccumulateGrad
-from ..tensor import Tensor, _edge
+from ..graph import AccumulateGrad, get_gradient_edge
+from ..tensor import Tensor
 from . import style
 
 INSTALL_HINT = ("(graphviz's `dot` program is not installed, so the graph is shown as text: "
@@ -117,13 +117,12 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
                        node_attr={"fontname": "Helvetica", "fontsize": "12"},
                        edge_attr={"color": "#555555"})
     lines, edges = [], []
-    root_node = _edge(root)
-    if root_node is None:
+    if not root.requires_grad:
         dot.listing = "an empty graph: this tensor does not require grad, so nothing was recorded"
         dot.node("empty", dot.listing.replace(": ", ":\n"), shape="note", color=style.GREY,
                  fontcolor=style.GREY)
         return dot
-    nodes = _walk(root_node)
+    nodes = _walk(get_gradient_edge(root).node)
     ids = {node: f"n{i}" for i, node in enumerate(nodes)}
 
     def tensor_name(t):
@@ -134,8 +133,8 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
             return _values(np.asarray(grads[node]), max_values)
         if stepper_view:  # not reached yet
             return None
-        g = t._grad if t is not None else None
-        return None if g is None else _values(g._data, max_values)
+        g = t.grad if t is not None and (t.is_leaf or t.retains_grad) else None
+        return None if g is None else _values(g.detach().numpy(), max_values)
 
     def node_style(node, base):
         attrs = dict(base)
@@ -153,10 +152,11 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
             name = tensor_name(t) or "leaf"
             g = grad_text(node, t)
             if view == "tensors":
-                label = f"{name}\n{_values(t._data, max_values)}" + (f"\ngrad {g}" if g else "")
+                value = _values(t.detach().numpy(), max_values)
+                label = f"{name}\n{value}" + (f"\ngrad {g}" if g else "")
                 base = {"shape": "box", "style": "filled,rounded", "fillcolor": "#CFE8F7",
                         "color": style.BLUE, "penwidth": "2"}
-                lines.append(f"{nid} leaf {name} = {_values(t._data, max_values)}"
+                lines.append(f"{nid} leaf {name} = {value}"
                              + (f", grad {g}" if g else "") + " (requires_grad)")
             else:
                 label = f"AccumulateGrad\n{name} {tuple(t.shape)}" + (f"\ngrad {g}" if g else "")
@@ -179,12 +179,13 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
                 tid = nid + "t"
                 name = tensor_name(t)
                 g = grad_text(node, t)
-                label = (f"{name}\n" if name else "") + _values(t._data, max_values) + \
+                value = _values(t.detach().numpy(), max_values)
+                label = (f"{name}\n" if name else "") + value + \
                     (f"\ngrad {g}" if g else "")
                 dot.node(tid, label, shape="box", style="rounded")
                 dot.edge(nid, tid)
                 edges.append(f"{nid} -> {tid}")
-                lines.append(f"{tid} tensor {name or '(unnamed)'} = {_values(t._data, max_values)}"
+                lines.append(f"{tid} tensor {name or '(unnamed)'} = {value}"
                              + (f", grad {g}" if g else ""))
 
         for nxt in node.inputs:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import graph
-from ..tensor import Tensor, _edge
+from ..tensor import Tensor
 
 __all__ = ["BackwardStep", "backward_steps", "accumulation_states", "training_run",
            "tangent_at", "REGRESSION_X", "REGRESSION_Y"]
@@ -54,10 +54,11 @@ def backward_steps(root):
         raise ValueError("backward_steps needs a tensor that requires grad, e.g. a loss")
     if root.numel() != 1:
         raise ValueError("backward_steps starts from one number: reduce the output first (.sum())")
-    start = _edge(root)
+    start = graph.get_gradient_edge(root).node
     order = graph.execution_order([start])
     steps, arrived = [], {}
-    for i, (node, grad) in enumerate(graph.propagate(order, [start], [np.ones_like(root._data)])):
+    seed = np.ones(root.shape, root.detach().numpy().dtype)
+    for i, (node, grad) in enumerate(graph.propagate(order, [start], [seed])):
         arrived[node] = grad
         steps.append(BackwardStep(i, node, grad, dict(arrived)))
     return steps
