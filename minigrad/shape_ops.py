@@ -17,6 +17,7 @@ import numpy as np
 from . import creation
 from .graph import mark_changed_in_place
 from .ops import indexing as ops
+from .ops import shape as ops_shape
 from .tensor import Tensor, _wrap, stack
 
 __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",
@@ -196,7 +197,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     shape = list(input.shape)
     expanded = input.unsqueeze(dim + 1).expand(*shape[:dim + 1], n, *shape[dim + 1:])
     shape[dim] *= n
-    return expanded.reshape(shape)
+    return ops_shape.ClonedViewBackward0.run((expanded,), expanded._data, shape=tuple(shape))
 
 
 # ------------------------------------------------------------------ views

@@ -1821,7 +1821,10 @@ class Tensor:
                                "because the unspecified dimension size -1 can be any value "
                                "and is ambiguous")
         try:
-            return ops_shape.ViewBackward0.run((self,), self._data, shape=shape)
+            a = self._data
+            node_class = ops_shape.ViewBackward0 if a.flags.c_contiguous \
+                else ops_shape.reshape_class(a, shape)
+            return node_class.run((self,), a, shape=shape)
         except ValueError:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                                f"{self._data.size}") from None

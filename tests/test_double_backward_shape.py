@@ -309,3 +309,17 @@ def test_as_strided_node_takes_arrays_or_tensors():
     assert g.requires_grad and (g.detach().numpy() == expected).all()
     (back,) = mg.autograd.grad((g * mg.tensor(np.arange(12.0).reshape(3, 4))).sum(), seed)
     assert back.tolist() == [5.0, 6.0]
+
+
+def test_a_reshape_that_copies_is_not_a_view(torch):
+    x = mg.tensor(A, requires_grad=True)
+    copied = x.t().reshape(12)
+    assert type(copied.grad_fn).__name__ == "UnsafeViewBackward0"  # PyTorch's name
+    assert not type(copied.grad_fn).is_view and not np.shares_memory(copied._data, x._data)
+    assert getattr(copied.grad_fn, "viewed", None) is None
+    assert type(x.t().reshape(4, 3).grad_fn).is_view
+    once = x.repeat_interleave(1, dim=0)  # a copy, as PyTorch's (clone, then view)
+    assert once.grad_fn.name() == "ViewBackward0" and not type(once.grad_fn).is_view
+    assert not np.shares_memory(once._data, x._data)
+    assert_second_derivatives_match(torch, squared(lambda lib, a: a.t().reshape(3, 4)), A)
+    assert_second_derivatives_match(torch, squared(lambda lib, a: a.repeat_interleave(1, 1)), A)

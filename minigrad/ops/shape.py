@@ -15,7 +15,8 @@ import numpy as np
 
 from .op import Op
 
-__all__ = ["ViewBackward0", "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
+__all__ = ["ViewBackward0", "UnsafeViewBackward0", "ClonedViewBackward0",
+           "reshape_class", "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
            "ExpandBackward0", "PermuteBackward0", "TransposeBackward0", "TBackward0",
            "StackBackward0", "CatBackward0"]
 
@@ -39,6 +40,43 @@ class ViewBackward0(Op):
 
     def backward(self, grad):
         return grad.reshape(self.shapes[0])
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    """A reshape that had to copy (its input's memory is not laid out for the new shape):
+    PyTorch's name for it. Not a view: changing the input in place later changes nothing
+    here, so its node neither keeps the input nor shares its version."""
+    __slots__ = ()
+    is_view = False
+
+    def forward(self, a, shape):
+        return a.reshape(shape)
+
+
+class ClonedViewBackward0(UnsafeViewBackward0):
+    """repeat_interleave's reshape of an expanded tensor: PyTorch clones, then views the
+    clone, so its grad_fn is a ViewBackward0; here one reshape into new memory does both."""
+    __slots__ = ()
+
+    def forward(self, a, shape):
+        out = a.reshape(shape)
+        if out.base is a or a.base is not None and out.base is a.base:  # a view: copy it
+            out = out.copy()
+        return out
+
+
+ClonedViewBackward0.__name__ = ClonedViewBackward0.__qualname__ = "ViewBackward0"
+
+
+def reshape_class(a, shape):
+    """The node of ``a.reshape(shape)``: a view, unless numpy has to copy."""
+    if a.flags.c_contiguous:
+        return ViewBackward0
+    try:
+        np.reshape(a, shape, copy=False)
+    except ValueError:  # (also for a wrong shape: forward then raises PyTorch's error)
+        return UnsafeViewBackward0
+    return ViewBackward0
 
 
 class UnsqueezeBackward0(ViewBackward0):
