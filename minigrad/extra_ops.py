@@ -2,17 +2,15 @@
 ``log1p``, ``expm1`` (differentiable), ``dot``, ``multinomial``, ``histc`` and ``histogram``.
 
 Each op is defined here once (forward, what it saves, its backward node under PyTorch's
-name); ``Tensor`` and ``minigrad`` reach them through thin delegates (``x.log1p()``,
-``mg.log1p(x)``).
+name; the logarithms' nodes are in ``ops/pointwise.py``); ``Tensor`` and ``minigrad`` reach
+them through thin delegates (``x.log1p()``, ``mg.log1p(x)``).
 """
 
-import math
 from collections import namedtuple
 
 import numpy as np
 
-from .graph import Node
-from .ops import linalg
+from .ops import linalg, pointwise
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
@@ -21,72 +19,31 @@ __all__ = ["log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial", "hist
 
 # ------------------------------------------------------------------ logarithms and exponentials
 
-class Log10Backward0(Node):
-    """d log10(a) = da / (a ln 10)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad / (a * math.log(10)),)
-
-
-class Log2Backward0(Node):
-    """d log2(a) = da / (a ln 2)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad / (a * math.log(2)),)
-
-
-class Log1PBackward0(Node):
-    """d log(1 + a) = da / (1 + a)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad / (a + 1),)
-
-
-class Expm1Backward0(Node):
-    """d (e^a - 1) = e^a da = (out + 1) da."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (grad * (out + 1),)
-
-
-def _elementwise(input, numpy_fn, node_cls, save_output):
+def _elementwise(name, input, op):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{numpy_fn.__name__}(): argument 'input' (position 1) must be Tensor, "
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
                         f"not {type(input).__name__}")
-    a = input._float_data()
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = numpy_fn(a)
-    if _needs_grad(input):
-        return _wrap(out, node_cls((_edge(input),), (out if save_output else a,)))
-    return _wrap(out)
+    return op.run((input,), input._float_data())
 
 
 def log10(input):
     """The base-10 logarithm of each element (integers give float32)."""
-    return _elementwise(input, np.log10, Log10Backward0, False)
+    return _elementwise("log10", input, pointwise.Log10Backward0)
 
 
 def log2(input):
     """The base-2 logarithm of each element."""
-    return _elementwise(input, np.log2, Log2Backward0, False)
+    return _elementwise("log2", input, pointwise.Log2Backward0)
 
 
 def log1p(input):
     """``log(1 + x)``, exact for tiny x where ``(1 + x).log()`` loses x to rounding."""
-    return _elementwise(input, np.log1p, Log1PBackward0, False)
+    return _elementwise("log1p", input, pointwise.Log1PBackward0)
 
 
 def expm1(input):
     """``exp(x) - 1``, exact for tiny x where ``x.exp() - 1`` loses x to rounding."""
-    return _elementwise(input, np.expm1, Expm1Backward0, True)
+    return _elementwise("expm1", input, pointwise.Expm1Backward0)
 
 
 # ------------------------------------------------------------------ dot

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from .graph import _GradMode, mark_changed_in_place
+from .graph import _GradMode
 from .tensor import Tensor, cat as _cat, matmul as _matmul, stack as _stack, tensor_from
 
 __all__ = [
@@ -91,7 +91,7 @@ def _into(out, result, name, inputs):
                 "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
                 "with t.resize_(0).", UserWarning, stacklevel=3)
         out._data = value.astype(target.dtype, copy=True)
-    mark_changed_in_place(out._data)
+    out._bump_version()
     return out
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 __all__ = [
     "Node", "AccumulateGrad", "GradientEdge", "get_gradient_edge", "backward", "execution_order",
-    "propagate", "mark_changed_in_place", "note_viewed",
+    "propagate", "mark_changed_in_place", "note_viewed", "VersionCounter",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
 ]
 
@@ -171,6 +171,55 @@ CHANGED_MESSAGE = (
 
 # ---------------------------------------------------------------------------- in-place changes
 
+class VersionCounter:
+    """How many times a tensor's memory was changed in place: PyTorch's ``t._version``.
+
+    A tensor makes its counter on first need (most tensors are never changed in place, so
+    most never make one); its views share it (``detach()``, ``x[1:]``, ``x.view(...)``,
+    every op whose class says ``is_view = True``), so changing a view counts as a change of
+    the tensor too. ``.data`` gets a counter of its own, as in PyTorch.
+
+    An ``Op`` notes the version of each tensor it saves; backward refuses if it changed
+    (``Op._check_versions``). Tensor, through its in-place ops, is the only one that bumps it."""
+    __slots__ = ("_version",)  # a Tensor and a counter both answer ``._version``
+
+    def __init__(self):
+        self._version = 0
+
+
+VERSION_MESSAGE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [{type} {shape}]{origin} is at version {now}; expected version {then} "
+    "instead. Hint: the value was changed in place (x.add_(...), x[...] = ..., "
+    "optimizer.step(), ...) after {node} saved it in the forward pass. Run the forward pass "
+    "again after the change, or change a copy (x = x.clone()) and leave the original as it was."
+)
+
+# numpy dtype name -> PyTorch's legacy tensor type name, for the message above
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+               "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor"}
+
+
+def version_error(node, array, now, then, maker):
+    """PyTorch's error for a saved tensor (whose values are ``array`` now) that was changed
+    in place: it is at version ``now``, ``node`` saved it at ``then``; ``maker`` is the node
+    that made it (None for a leaf)."""
+    origin = "" if maker is None else f", which is output 0 of {maker.name()},"
+    name = _TYPE_NAMES.get(np.asarray(array).dtype.name, "Tensor")
+    return RuntimeError(VERSION_MESSAGE.format(
+        type="minigrad." + name, shape=list(np.shape(array)), origin=origin, now=now,
+        then=then, node=node.name()))
+
+
+def changed_error(node, array, kept):
+    """minigrad's error for an ``array`` that ``node`` saved (or viewed) and that changed
+    in a way the version does not count (``x.data = ...``, or the memory under a view)."""
+    return RuntimeError(CHANGED_MESSAGE.format(shape=list(array.shape), dtype=array.dtype,
+                                               node=node.name(), kept=kept))
+
+
 class _InPlace:
     """A clock of in-place changes. Each change ticks it and stamps the memory it changed;
     a node notes the time it was made, so backward can tell whether an array the node saved
@@ -219,26 +268,32 @@ def _watch(owner, key):
     _InPlace.watched[key] = ref
 
 
+_changed, _watched = _InPlace.changed, _InPlace.watched  # (the same dicts, read faster)
+
+
 def mark_changed_in_place(array):
     """Note that ``array``'s memory (and so every view of it) was just changed in place."""
-    _InPlace.clock += 1
-    owner = _memory_of(array)
+    clock = _InPlace.clock = _InPlace.clock + 1
+    owner = array if array.base is None else _memory_of(array)
     key = id(owner)
-    if key not in _InPlace.watched:
+    if key not in _watched:
         _watch(owner, key)
-    _InPlace.changed[key] = _InPlace.clock
+    _changed[key] = clock
 
 
-def saved_output_is(node, out, array):
+def saved_output_is(node, out, array, counter):
     """After an in-place op copied its result ``out`` into the tensor's ``array``: ``node``
-    (the op's node) saves ``array`` where it saved ``out`` (the same values), so changing the
-    tensor again later makes backward refuse, as PyTorch's version counter does for
-    ``relu_().relu_()`` (relu's backward needs the output that the second relu_ changed)."""
+    (the op's node) saves ``array`` where it saved ``out`` (the same values), at the
+    tensor's version now (``counter``, just bumped), so changing the tensor again later
+    makes backward refuse, as in PyTorch for ``relu_().relu_()`` (relu's backward needs the
+    output that the second relu_ changed)."""
     if node is None or not node.saved:
         return
     if any(item is out for item in node.saved):
         node.saved = tuple(array if item is out else item for item in node.saved)
         node.made_at = _InPlace.clock
+        if getattr(node, "output_at", None) is not None:  # an Op: the version it expects
+            node.output_version = (counter, counter._version)
 
 
 def note_viewed(node, array, view):
@@ -250,9 +305,20 @@ def note_viewed(node, array, view):
     return node
 
 
+def changed_since(array, time):
+    """Was ``array``'s memory changed in place (or replaced by ``x.data = ...``) after
+    ``time`` on the clock?"""
+    return _InPlace.changed.get(id(_memory_of(array)), -1) > time
+
+
 def _check_saved_unchanged(node):
     """Raise if an array ``node`` saved (or viewed) was changed in place after the node was
-    made."""
+    made: by the versions of what it saved for an ``Op``, by the clock for the nodes that
+    are not ``Op`` yet."""
+    if getattr(node, "is_op", False):
+        if node.saved or node.is_view:
+            node._check_versions()
+        return
     viewed = getattr(node, "viewed", None)
     for item in node.saved if viewed is None else (*node.saved, viewed):
         array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)

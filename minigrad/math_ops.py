@@ -6,9 +6,10 @@ rounding (``floor``, ``ceil``, ``round``, ``trunc``, ``frac``), more elementwise
 
 Each op computes its forward with numpy and records a backward node under PyTorch's name
 only when a gradient is needed; ``Tensor`` and ``minigrad`` reach them through delegates.
+The ops of one tensor element by element (rounding, ``rsqrt`` ... ``atan``, ``nan_to_num``,
+``bernoulli``) are ``Op`` classes in ``ops/pointwise.py``: here they only check arguments.
 """
 
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -16,7 +17,7 @@ import numpy as np
 from . import dtypes
 from .extra_ops import _scalar_name
 from .graph import Node, unbroadcast
-from .ops import arithmetic, linalg, reductions, softmax, sorting
+from .ops import arithmetic, linalg, pointwise, reductions, softmax, sorting
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap
 
@@ -51,188 +52,84 @@ def _refuse_integers(name, a, kernel):
 
 # ------------------------------------------------------------------ rounding
 
-class _ZeroGrad(Node):
-    """Rounding is flat almost everywhere: the gradient is 0 (as in PyTorch)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (np.zeros_like(grad),)
-
-
-class FloorBackward0(_ZeroGrad):
-    __slots__ = ()
-
-
-class CeilBackward0(_ZeroGrad):
-    __slots__ = ()
-
-
-class RoundBackward0(_ZeroGrad):
-    __slots__ = ()
-
-
-class RoundBackward1(_ZeroGrad):
-    __slots__ = ()
-
-
-class TruncBackward0(_ZeroGrad):
-    __slots__ = ()
-
-
-class FracBackward0(Node):
-    """frac(x) = x - trunc(x): slope 1."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (grad,)
-
-
-def _rounding(input, numpy_fn, node_cls, kernel):
-    _check_tensor(node_cls.__name__[:-9].lower(), input)
+def _rounding(name, input, op, kernel):
+    _check_tensor(name, input)
     a = input._data
     if a.dtype == np.bool_:
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     if a.dtype.kind != "f":
         return _wrap(a.copy())  # an integer is already whole
-    return _record(numpy_fn(a), node_cls, (input,))
+    return op.run((input,), a)
 
 
 def floor(input):
     """The largest whole number <= each element (integers are returned as they are)."""
-    return _rounding(input, np.floor, FloorBackward0, "floor_vml_cpu")
+    return _rounding("floor", input, pointwise.FloorBackward0, "floor_vml_cpu")
 
 
 def ceil(input):
     """The smallest whole number >= each element."""
-    return _rounding(input, np.ceil, CeilBackward0, "ceil_vml_cpu")
+    return _rounding("ceil", input, pointwise.CeilBackward0, "ceil_vml_cpu")
 
 
 def trunc(input):
     """Each element with its fraction dropped (rounded toward zero)."""
-    return _rounding(input, np.trunc, TruncBackward0, "trunc_vml_cpu")
+    return _rounding("trunc", input, pointwise.TruncBackward0, "trunc_vml_cpu")
 
 
 def round(input, *, decimals=0):
     """Each element rounded to ``decimals`` places, halves to even (2.5 -> 2, 3.5 -> 4)."""
     if decimals == 0:
-        return _rounding(input, np.round, RoundBackward0, "round_vml_cpu")
+        return _rounding("round", input, pointwise.RoundBackward0, "round_vml_cpu")
     _check_tensor("round", input)
     _refuse_integers("round", input._data, "round_cpu")
-    return _record(np.round(input._data, decimals), RoundBackward1, (input,))
+    return pointwise.RoundBackward1.run((input,), input._data, decimals)
 
 
 def frac(input):
     """The fractional part ``x - trunc(x)``, with x's sign."""
     _check_tensor("frac", input)
-    a = input._data
-    _refuse_integers("frac", a, "frac_cpu")
-    with np.errstate(invalid="ignore"):  # inf - inf: nan, as PyTorch
-        out = a - np.trunc(a)
-    return _record(out, FracBackward0, (input,))
+    _refuse_integers("frac", input._data, "frac_cpu")
+    return pointwise.FracBackward0.run((input,), input._data)
 
 
 # ------------------------------------------------------------------ more elementwise functions
 
-class RsqrtBackward0(Node):
-    """d x^(-1/2) = -x^(-3/2) / 2 = -out^3 / 2."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (out,) = self.saved_arrays()
-        return (grad * (-0.5 * out ** 3),)
-
-
-class ErfBackward0(Node):
-    """d erf(x) = 2/sqrt(pi) e^(-x^2)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * (2 / math.sqrt(math.pi)) * np.exp(-a * a),)
-
-
-class SinhBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * np.cosh(a),)
-
-
-class CoshBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * np.sinh(a),)
-
-
-class AsinBackward0(Node):
-    """d asin(x) = 1 / sqrt(1 - x^2)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad / np.sqrt(1 - a * a),)
-
-
-class AcosBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (-grad / np.sqrt(1 - a * a),)
-
-
-class AtanBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad / (1 + a * a),)
-
-
-_erf = np.frompyfunc(math.erf, 1, 1)
-
-
-def _unary(name, input, fn, node_cls, save_output=False):
+def _unary(name, input, op):
     _check_tensor(name, input)
-    a = input._float_data()
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = np.asarray(fn(a)).astype(a.dtype, copy=False)
-    return _record(out, node_cls, (input,), out if save_output else a)
+    return op.run((input,), input._float_data())
 
 
 def rsqrt(input):
     """``1 / sqrt(x)``."""
-    return _unary("rsqrt", input, lambda a: 1 / np.sqrt(a), RsqrtBackward0, save_output=True)
+    return _unary("rsqrt", input, pointwise.RsqrtBackward0)
 
 
 def erf(input):
     """The error function, ``2/sqrt(pi)`` times the integral of ``e^(-t^2)`` from 0 to x."""
-    return _unary("erf", input, _erf, ErfBackward0)
+    return _unary("erf", input, pointwise.ErfBackward0)
 
 
 def sinh(input):
-    return _unary("sinh", input, np.sinh, SinhBackward0)
+    return _unary("sinh", input, pointwise.SinhBackward0)
 
 
 def cosh(input):
-    return _unary("cosh", input, np.cosh, CoshBackward0)
+    return _unary("cosh", input, pointwise.CoshBackward0)
 
 
 def asin(input):
     """The inverse sine (nan outside [-1, 1])."""
-    return _unary("asin", input, np.arcsin, AsinBackward0)
+    return _unary("asin", input, pointwise.AsinBackward0)
 
 
 def acos(input):
     """The inverse cosine (nan outside [-1, 1])."""
-    return _unary("acos", input, np.arccos, AcosBackward0)
+    return _unary("acos", input, pointwise.AcosBackward0)
 
 
 def atan(input):
-    return _unary("atan", input, np.arctan, AtanBackward0)
+    return _unary("atan", input, pointwise.AtanBackward0)
 
 
 def _pair(name, input, other):
@@ -286,15 +183,6 @@ def isinf(input):
     return _wrap(np.isinf(input._data))
 
 
-class NanToNumBackward0(Node):
-    """The gradient passes where the element was finite, and is 0 where it was replaced."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (finite,) = self.saved_arrays()
-        return (np.where(finite, grad, 0).astype(grad.dtype, copy=False),)
-
-
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """nan -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest
     and smallest finite numbers)."""
@@ -302,8 +190,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     a = input._data
     if a.dtype.kind != "f":
         return _wrap(a.copy())
-    out = np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
-    return _record(out, NanToNumBackward0, (input,), np.isfinite(a))
+    return pointwise.NanToNumBackward0.run((input,), a, nan=nan, posinf=posinf, neginf=neginf)
 
 
 def _logical(name, fn, input, other):
@@ -565,14 +452,6 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 # ------------------------------------------------------------------ random
 
-class BernoulliBackward0(Node):
-    """A draw does not change smoothly with its probability: gradient 0 (as PyTorch)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        return (np.zeros_like(grad),)
-
-
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability ``input`` (each element a probability in [0, 1]), else 0; the
     result has the input's dtype."""
@@ -584,5 +463,4 @@ def bernoulli(input, p=None, *, generator=None):
     if np.any((probs < 0) | (probs > 1)) or np.isnan(probs).any():
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. "
                            "(bernoulli needs probabilities between 0 and 1)")
-    draws = (numpy_rng(generator).random(probs.shape) < probs).astype(probs.dtype)
-    return _record(draws, BernoulliBackward0, (input,))
+    return pointwise.BernoulliBackward0.run((input,), probs, numpy_rng(generator))

@@ -15,7 +15,6 @@ import numbers
 import numpy as np
 
 from . import creation
-from .graph import mark_changed_in_place
 from .ops import indexing as ops
 from .ops import shape as ops_shape
 from .tensor import Tensor, _wrap, stack
@@ -58,7 +57,7 @@ def _in_place(self, other, out_of_place):
         return self._record_in_place(out_of_place)
     result = out_of_place(self)
     np.copyto(self._data, result._data, casting="unsafe")
-    mark_changed_in_place(self._data)
+    self._bump_version()
     return self
 
 

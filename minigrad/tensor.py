@@ -18,12 +18,13 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import arithmetic, indexing, linalg, reductions, selection, sorting
+from .ops import (activations, arithmetic, indexing, linalg, pointwise, reductions,
+                  selection, sorting)
 from .ops import shape as ops_shape
 from .ops import softmax as softmax_ops
 from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
 from . import graph as _graph
-from .graph import (AccumulateGrad, _GradMode, _check_saved_unchanged,
+from .graph import (AccumulateGrad, VersionCounter, _GradMode, _check_saved_unchanged,
                     backward as _engine_backward,
                     mark_changed_in_place, note_viewed, saved_output_is)
 
@@ -155,6 +156,7 @@ def _wrap(data, grad_fn=None):
     t._requires_grad = grad_fn is not None
     t._grad = None
     t._accumulator = None
+    t._version_counter = None  # made on first need: see Tensor._version
     return t
 
 
@@ -429,11 +431,7 @@ def _true_divide(a, b, out, casting):
         return np.true_divide(a, b, out=out, casting=casting)
 
 
-def _sigmoid(a):
-    """1 / (1 + e^-a) for an array, computed as PyTorch does. Where e^-a overflows to inf the
-    result is exactly 0 (float32 below -88.7), which is also what PyTorch prints."""
-    with np.errstate(over="ignore"):
-        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+_sigmoid = pointwise._sigmoid  # (of an array: the losses use it too)
 
 
 def _broadcast_error(a, b, op):
@@ -660,13 +658,40 @@ def _unchanged_view_nodes(tensors):
     nodes = []
     for t in tensors:
         node = t._grad_fn
-        if node is not None and getattr(node, "viewed", None) is not None:
+        if node is None:
+            continue
+        if getattr(node, "viewed", None) is not None or getattr(node, "versions", None):
             try:
                 _check_saved_unchanged(node)
             except RuntimeError:
                 continue
             nodes.append(node)
     return nodes
+
+
+def _forget_viewed(node):
+    """A view node whose memory is about to change through this very view: the change is
+    recorded (CopySlices), so what used the view before may still backward."""
+    if getattr(node, "viewed", None) is not None:
+        node.viewed = None
+    else:  # an Op view: forgotten as well, whatever changes its memory later
+        node.versions[0] = _ANY_VERSION
+
+
+class _AnyVersion:
+    """A version that every version equals: a forgotten view node's expectation."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+_ANY_VERSION = _AnyVersion()
 
 
 def _assigned(tensor, key, value):
@@ -698,8 +723,9 @@ class Tensor:
     """
 
     # ``_view`` (set only on a basic-index view made in grad mode): (the indexed tensor, key).
+    # ``_version_counter``: a graph.VersionCounter shared with the views, or None (version 0).
     __slots__ = ("_data", "_grad_fn", "_requires_grad", "_grad", "_accumulator", "_view",
-                 "__weakref__")
+                 "_version_counter", "__weakref__")
     __array_priority__ = 1000  # numpy_array * tensor -> Tensor.__rmul__
 
     def __init__(self, *args, dtype=None, requires_grad=False):
@@ -718,8 +744,37 @@ class Tensor:
         self._requires_grad = False
         self._grad = None
         self._accumulator = None
+        self._version_counter = None
         if requires_grad:
             self.requires_grad_(True)
+
+    # ----------------------------------------------------------------- versions
+
+    @property
+    def _version(self):
+        """How many in-place changes this tensor's memory has had, through it or through a
+        view sharing it (PyTorch's ``t._version``): backward refuses a saved tensor whose
+        version moved since it was saved."""
+        counter = self._version_counter
+        return 0 if counter is None else counter._version
+
+    def _counter(self):
+        """This tensor's version counter, made now if it has none yet (to share it)."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = VersionCounter()
+        return counter
+
+    def _bump_version(self):
+        """Count one in-place change of this tensor's memory. Every in-place op calls it
+        once, after changing the values (an op that changes a tensor's array with numpy
+        calls it too)."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = VersionCounter()
+        counter._version += 1
+        # The clock of changes, for the nodes that are not Ops yet (graph._InPlace).
+        mark_changed_in_place(self._data)
 
     # ----------------------------------------------------------------- autograd attributes
 
@@ -865,8 +920,10 @@ class Tensor:
         _run_backward((self,), gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
-        """The same numbers (same memory), cut off from the graph."""
-        return _wrap(self._data)
+        """The same numbers (same memory, same version counter), cut off from the graph."""
+        out = _wrap(self._data)
+        out._version_counter = self._counter()
+        return out
 
     def detach_(self):
         self._grad_fn = None
@@ -875,7 +932,8 @@ class Tensor:
 
     @property
     def data(self):
-        """A tensor sharing this one's memory, outside the graph (PyTorch's ``.data``)."""
+        """A tensor sharing this one's memory, outside the graph (PyTorch's ``.data``). It has
+        a version counter of its own: changing it in place is not seen by the graph."""
         return _wrap(self._data)
 
     @data.setter
@@ -891,6 +949,9 @@ class Tensor:
                                f"point or complex dtype, not {value.dtype}: convert it first "
                                "(t.float())")
         if value._data is not self._data:
+            # Not an in-place change: the version stays (as in PyTorch). But an op that
+            # saved this tensor saved its old array: its backward refuses (Op._check_versions
+            # sees another array; the clock tells the nodes that are not Ops yet).
             mark_changed_in_place(self._data)
             self._data = value._data
 
@@ -1038,6 +1099,7 @@ class Tensor:
         t._requires_grad = self._requires_grad
         t._grad = None if self._grad is None else _wrap(self._grad._data.copy())
         t._accumulator = None
+        t._version_counter = None
         memo[id(self)] = t
         return t
 
@@ -1095,10 +1157,9 @@ class Tensor:
         numpy_dtype = np.dtype(numpy_dtype)
         if self._data.dtype == numpy_dtype:
             return self
-        out = _wrap(self._data.astype(numpy_dtype))
-        if numpy_dtype.kind == "f" and _needs_grad(self):
-            out._set_grad_fn(d.ToCopyBackward0((_edge(self),), self._data.dtype))
-        return out
+        if numpy_dtype.kind == "f":
+            return pointwise.ToCopyBackward0.run((self,), self._data, numpy_dtype)
+        return _wrap(self._data.astype(numpy_dtype))
 
     def _set_grad_fn(self, node):
         self._grad_fn = node
@@ -1386,11 +1447,7 @@ class Tensor:
 
     def sign(self):
         """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
-        a = self._data
-        out = _wrap(a.copy() if a.dtype == np.bool_ else d.sign(a))
-        if _needs_grad(self):
-            out._set_grad_fn(d.SignBackward0((_edge(self),)))
-        return out
+        return pointwise.SignBackward0.run((self,), self._data)
 
     def all(self, dim=None, keepdim=False):
         return self._test(np.all, dim, keepdim)
@@ -1413,65 +1470,42 @@ class Tensor:
             return a.astype(dtypes.DEFAULT_FLOAT)
         return a
 
-    def _unary(self, value, node_cls, saved):
-        if _needs_grad(self):
-            if type(value) is not _ndarray:
-                # A numpy scalar (the input is 0-dim): a node that saves the result must hold
-                # the result's own storage, so that a change of it in place is noticed.
-                scalar, value = value, value.__array__()
-                saved = tuple([value if s is scalar else s for s in saved])
-            return _wrap(value, node_cls((_edge(self),), saved))
-        return _wrap(value)
-
     def exp(self):
-        with np.errstate(over="ignore"):  # inf, silently, as in PyTorch
-            out = np.exp(self._float_data())
-        return self._unary(out, d.ExpBackward0, (out,))
+        return pointwise.ExpBackward0.run((self,), self._float_data())
 
     def log(self):
-        a = self._float_data()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return self._unary(np.log(a), d.LogBackward0, (a,))
+        return pointwise.LogBackward0.run((self,), self._float_data())
 
     def sqrt(self):
-        with np.errstate(invalid="ignore"):
-            out = np.sqrt(self._float_data())
-        return self._unary(out, d.SqrtBackward0, (out,))
+        return pointwise.SqrtBackward0.run((self,), self._float_data())
 
     def reciprocal(self):
-        with np.errstate(divide="ignore"):
-            out = 1 / self._float_data()
-        return self._unary(out, d.ReciprocalBackward0, (out,))
+        return pointwise.ReciprocalBackward0.run((self,), self._float_data())
 
     def abs(self):
         a = self._data
         if a.dtype.kind == "b":
             raise NotImplementedError('"abs_cpu" not implemented for \'Bool\': convert the '
                                       "tensor first (t.long()), or use it as it is")
-        return self._unary(np.abs(a), d.AbsBackward0, (a,))
+        return pointwise.AbsBackward0.run((self,), a)
 
     def sin(self):
-        a = self._float_data()
-        return self._unary(np.sin(a), d.SinBackward0, (a,))
+        return pointwise.SinBackward0.run((self,), self._float_data())
 
     def cos(self):
-        a = self._float_data()
-        return self._unary(np.cos(a), d.CosBackward0, (a,))
+        return pointwise.CosBackward0.run((self,), self._float_data())
 
     def tanh(self):
-        out = np.tanh(self._float_data())
-        return self._unary(out, d.TanhBackward0, (out,))
+        return pointwise.TanhBackward0.run((self,), self._float_data())
 
     def sigmoid(self):
-        out = _sigmoid(self._float_data())
-        return self._unary(out, d.SigmoidBackward0, (out,))
+        return pointwise.SigmoidBackward0.run((self,), self._float_data())
 
     def relu(self):
         a = self._data
         if a.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
-        out = np.maximum(a, 0).astype(a.dtype, copy=False)
-        return self._unary(out, d.ReluBackward0, (out,))
+        return activations.ReluBackward0.run((self,), a)
 
     def relu_(self):
         """ReLU in place (``nn.ReLU(inplace=True)``): the tensor itself holds the result."""
@@ -1480,7 +1514,7 @@ class Tensor:
         if self._check_inplace():
             return self._record_in_place(lambda before: before.relu())
         np.maximum(self._data, 0, out=self._data)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         return self
 
     def square(self):
@@ -1568,7 +1602,7 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")
         np.copyto(_writable(self._data), out._data)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         return self
 
     def maximum(self, other):
@@ -1609,10 +1643,7 @@ class Tensor:
         return a
 
     def clone(self):
-        out = _wrap(self._data.copy())
-        if _needs_grad(self):
-            out._set_grad_fn(d.CloneBackward0((_edge(self),)))
-        return out
+        return pointwise.CloneBackward0.run((self,), self._data)
 
     def contiguous(self):
         """``self`` if its memory is laid out row by row, else such a copy (PyTorch's fix
@@ -1999,7 +2030,7 @@ class Tensor:
                 out = node_class.run((self,), a, key=index)
                 out._view = (self, index)  # so an in-place change of out can be recorded in self
                 return out
-            return _wrap(indexing._element_view(a, index))
+            return indexing.SliceBackward0.run((self,), a, key=index)  # a view: one version
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
 
@@ -2049,7 +2080,7 @@ class Tensor:
             raise RuntimeError(f"cannot assign a value of shape {list(np.shape(v))} to "
                                f"x[{key!r}], which has shape "
                                f"{list(_indexed(a, index, advanced).shape)} ({error})") from None
-        mark_changed_in_place(a)  # a node that saved the old values refuses backward
+        self._bump_version()  # a node that saved the old values refuses backward
         if recorded:
             self._set_grad_fn(node)
 
@@ -2120,8 +2151,8 @@ class Tensor:
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
                                f"output type {self.dtype}")
         np.copyto(self._data, result._data, casting="unsafe")
-        mark_changed_in_place(self._data)
-        saved_output_is(result._grad_fn, result._data, self._data)
+        self._bump_version()
+        saved_output_is(result._grad_fn, result._data, self._data, self._version_counter)
         self._set_grad_fn(result._grad_fn)
         return self
 
@@ -2163,19 +2194,29 @@ class Tensor:
             chain.append(chain[-1]._view[0])
         unchanged = _unchanged_view_nodes(chain)
         np.copyto(self._data, result._data, casting="unsafe")
-        mark_changed_in_place(self._data)
+        self._bump_version()
         node = d.ViewCopySlices((old, _edge(result)), path)
         root._set_grad_fn(node)
         # This view and the views it was made from are views of the new root now. Their old
         # nodes stay in the graph of what used them before the change, which was right.
         for old_node in unchanged:
-            old_node.viewed = None
+            _forget_viewed(old_node)
         for depth, t in zip(range(len(path), 0, -1), chain):
             t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
                                                             path[:depth]), root._data, t._data))
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
+        b = _direct(self, other)
+        if b is not None:
+            a = self._data
+            try:
+                ufunc(a, b, out=a, casting="same_kind")
+            except ValueError:
+                pass  # the general path below gives PyTorch's error
+            else:
+                self._bump_version()
+                return self
         if self._check_inplace(other):
             return self._record_in_place(lambda before: out_of_place(before, other))
         b = other._data if isinstance(other, Tensor) else other
@@ -2197,7 +2238,7 @@ class Tensor:
             if not _can_hold(self._data.dtype, result):
                 raise _cannot_hold(result, self) from None
             ufunc(self._data, b, out=self._data, casting="unsafe")
-        mark_changed_in_place(self._data)
+        self._bump_version()
         return self
 
     def __iadd__(self, other):
@@ -2215,27 +2256,127 @@ class Tensor:
     def __itruediv__(self, other):
         return self._inplace(other, _true_divide, Tensor.__truediv__, "/=")
 
+    # The ops an optimizer's step is made of (under no_grad) first try the direct path:
+    # ``_direct`` checks that nothing is recorded and the dtypes agree, then one numpy op
+    # writes into the tensor's memory (a shape that does not broadcast raises ValueError:
+    # the general path then gives PyTorch's error).
+
     def add_(self, other, alpha=1):
+        """``self += alpha * other``."""
+        a = self._data
+        if type(other) is Tensor or isinstance(other, Tensor):  # _direct, inlined: the hot one
+            b = other._data
+            if (b.dtype is a.dtype and a.dtype.kind == "f"
+                    and not (_GradMode.enabled and (self._requires_grad or other._requires_grad))):
+                try:
+                    a += b if alpha == 1 else b * alpha  # (numpy's operator: np.add(out=a))
+                except ValueError:
+                    pass
+                else:
+                    counter = self._version_counter
+                    if counter is None:
+                        counter = self._version_counter = VersionCounter()
+                    counter._version += 1
+                    mark_changed_in_place(a)
+                    return self
+        elif (b := _direct(self, other)) is not None:
+            try:
+                np.add(a, b if alpha == 1 else b * alpha, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
         return self.__iadd__(other * alpha if alpha != 1 else other)
 
     def sub_(self, other, alpha=1):
+        """``self -= alpha * other``."""
+        b = _direct(self, other)
+        if b is not None:
+            a = self._data
+            try:
+                np.subtract(a, b if alpha == 1 else b * alpha, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
         return self.__isub__(other * alpha if alpha != 1 else other)
 
     def mul_(self, other):
+        a = self._data
+        if type(other) is float:  # buf.mul_(momentum): _direct and _bump_version, inlined
+            if a.dtype.kind == "f" and not (_GradMode.enabled and self._requires_grad):
+                try:
+                    a *= other
+                except ValueError:
+                    pass
+                else:
+                    counter = self._version_counter
+                    if counter is None:
+                        counter = self._version_counter = VersionCounter()
+                    counter._version += 1
+                    mark_changed_in_place(a)
+                    return self
         return self.__imul__(other)
 
     def div_(self, other):
         return self.__itruediv__(other)
 
     def addcmul_(self, tensor1, tensor2, value=1):
+        """``self += value * tensor1 * tensor2`` (computed in that order, as PyTorch does)."""
+        b1, b2 = _direct(self, tensor1), _direct(self, tensor2)
+        if b1 is not None and b2 is not None and type(value) in (int, float):
+            a = self._data
+            try:
+                np.add(a, b1 * value * b2, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
         if self._check_inplace(tensor1) or self._check_inplace(tensor2):
             return self._record_in_place(lambda before: before.addcmul(tensor1, tensor2, value))
         return self.__iadd__(tensor1 * tensor2 * value)
 
     def addcdiv_(self, tensor1, tensor2, value=1):
+        """``self += value * tensor1 / tensor2`` (computed in that order, as PyTorch does)."""
+        b1, b2 = _direct(self, tensor1), _direct(self, tensor2)
+        if b1 is not None and b2 is not None and type(value) in (int, float):
+            a = self._data
+            try:
+                np.add(a, b1 * value / b2, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
         if self._check_inplace(tensor1) or self._check_inplace(tensor2):
             return self._record_in_place(lambda before: before.addcdiv(tensor1, tensor2, value))
         return self.__iadd__(tensor1 / tensor2 * value)
+
+    def lerp_(self, end, weight):
+        """``self += weight * (end - self)``, in PyTorch's two forms (the other one, for a
+        weight of 0.5 or more, is exact at weight 1)."""
+        e = _direct(self, end)
+        if (e is not None and type(weight) in (int, float) and e.shape == self._data.shape
+                and self._data.flags.writeable):
+            a = self._data
+            if abs(weight) < 0.5:
+                a += weight * (e - a)
+            else:
+                np.subtract(e, (e - a) * (1 - weight), out=a)
+            self._bump_version()
+            return self
+        if self._check_inplace(end) or self._check_inplace(weight):
+            return self._record_in_place(lambda before: before.lerp(end, weight))
+        result = self.lerp(end, weight)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._bump_version()
+        return self
 
     def clamp_(self, min=None, max=None):
         if min is None and max is None:
@@ -2250,7 +2391,7 @@ class Tensor:
         if self._data.dtype.kind in "iu":
             low, high = _int_bounds(low, high, self._data.dtype)
         np.clip(self._data, low, high, out=self._data)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         return self
 
     def zero_(self):
@@ -2259,7 +2400,7 @@ class Tensor:
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(lambda before: _wrap(np.zeros_like(before._data)))
         _writable(self._data).fill(0)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         if recorded:
             self._set_grad_fn(d.ZeroBackward0((_edge(self),)))
         return self
@@ -2285,7 +2426,7 @@ class Tensor:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 fill = value_tensor._data.astype(self._data.dtype)
         _writable(self._data).fill(fill)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         if recorded:
             if value_tensor is None:
                 self._set_grad_fn(d.FillBackward2((_edge(self),)))
@@ -2305,7 +2446,7 @@ class Tensor:
             np.copyto(self._data, src_t._data, casting="unsafe")
         except ValueError:
             raise _broadcast_error(self._data, src_t._data, "copy_") from None
-        mark_changed_in_place(self._data)
+        self._bump_version()
         if recorded:
             self._set_grad_fn(d.CopyBackwards(_edges(self, src_t), src_t._data.shape,
                                               src_t._data.dtype))
@@ -2315,14 +2456,14 @@ class Tensor:
         from .random import numpy_rng
         self._check_inplace()
         self._data[...] = numpy_rng(generator).uniform(a, b, self._data.shape)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         return self
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
         from .random import numpy_rng
         self._check_inplace()
         self._data[...] = numpy_rng(generator).normal(mean, std, self._data.shape)
-        mark_changed_in_place(self._data)
+        self._bump_version()
         return self
 
     # ----------------------------------------------------------------- ops of extra_ops.py
@@ -2576,6 +2717,23 @@ def _one_dim(op, dim, hint=""):
     if not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}{hint}")
     return int(dim)
+
+
+def _direct(t, other):
+    """What ``t OP= other`` may use straight in numpy (``other``'s array, or a Python
+    number), or None when the general path must decide: something to record, another
+    dtype, a tensor that is not float, or memory that cannot be written."""
+    a = t._data  # (memory that cannot be written: numpy raises ValueError, as for shapes)
+    if a.dtype.kind != "f":
+        return None
+    if isinstance(other, Tensor):
+        if other._data.dtype is not a.dtype or (
+                _GradMode.enabled and (t._requires_grad or other._requires_grad)):
+            return None
+        return other._data
+    if type(other) is float or type(other) is int:
+        return None if _GradMode.enabled and t._requires_grad else other
+    return None
 
 
 def _shape_args(args):

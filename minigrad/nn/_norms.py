@@ -93,9 +93,13 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         fixed = (running_mean._data.reshape(shape).copy(),  # a copy: the node keeps it
                  1 / np.sqrt(running_var._data.reshape(shape) + eps))
         running = None
-    return NativeBatchNormBackward0.run(
+    out = NativeBatchNormBackward0.run(
         (input, weight, bias), x, _data(weight), _data(bias), stats_axes=axes,
         param_shape=shape, param_axes=axes, eps=eps, fixed=fixed, running=running)
+    if running is not None:  # the op moved the running statistics in place (numpy)
+        running_mean._bump_version()
+        running_var._bump_version()
+    return out
 
 
 def _data(tensor):

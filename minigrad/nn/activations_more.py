@@ -4,15 +4,14 @@
 ``F.kl_div``) and as modules (``nn.SiLU``, ``nn.ELU``, ..., ``nn.KLDivLoss``), plus the
 containers ``nn.ModuleDict`` and ``nn.ParameterList`` and the layer ``nn.Unflatten``.
 
-Each elementwise activation computes its forward with numpy and records a node under
-PyTorch's name only when a gradient is needed."""
+The elementwise activations check their arguments here; each op itself (forward and
+backward, under PyTorch's name) is an ``Op`` class in ``ops/activations.py``."""
 
-import math
 import warnings
 
 import numpy as np
 
-from ..graph import Node, mark_changed_in_place
+from ..ops import activations as ops
 from ..ops.convolution import ConstantPadNdBackward0
 from ..tensor import Tensor, _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
@@ -29,10 +28,6 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _sigmoid(a):
-    return np.exp(-np.logaddexp(0, -a)).astype(a.dtype, copy=False)
-
-
 def _float_input(name, input, kernel):
     _expect_tensor(name, "input", 1, input)
     a = input._data
@@ -40,13 +35,6 @@ def _float_input(name, input, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for {input.dtype}: use a '
                                   "float tensor (x.float())")
     return a
-
-
-def _activation(input, value, node):
-    """``value`` as a Tensor, with ``node`` (made only when needed) as its grad_fn."""
-    if _needs_grad(input):
-        return _wrap(value.astype(input._data.dtype, copy=False), node())
-    return _wrap(value.astype(input._data.dtype, copy=False))
 
 
 def _in_place(input, inplace, compute):
@@ -57,63 +45,22 @@ def _in_place(input, inplace, compute):
     if input._check_inplace():
         return input._record_in_place(compute)
     np.copyto(input._data, compute(input)._data)
-    mark_changed_in_place(input._data)
+    input._bump_version()
     return input
 
 
 # ------------------------------------------------------------------ elementwise activations
 
-class SiluBackward0(Node):
-    """d x s(x) = s (1 + x (1 - s)), s = sigmoid(x)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        s = _sigmoid(a)
-        return (grad * s * (1 + a * (1 - s)),)
-
-
 def silu(input, inplace=False):
     """``x * sigmoid(x)`` (also called swish)."""
     _float_input("silu", input, "silu")
-    return _in_place(input, inplace, _silu)
-
-
-def _silu(input):
-    a = input._data
-    return _activation(input, a * _sigmoid(a), lambda: SiluBackward0((_edge(input),), (a,)))
-
-
-class EluBackward0(Node):
-    """scale * (x for x > 0, alpha (e^x - 1) otherwise): slope scale, or scale alpha e^x."""
-    __slots__ = ("alpha", "scale")
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * np.where(a <= 0, self.scale * self.alpha * np.exp(a), self.scale),)
-
-
-class EluBackward1(EluBackward0):
-    """The in-place ELU's node (PyTorch's name; it saves the old values here)."""
-    __slots__ = ()
+    return _in_place(input, inplace, lambda t: ops.SiluBackward0.run((t,), t._data))
 
 
 def _elu(name, input, alpha, scale, inplace):
     _float_input(name, input, "elu")
-    node_cls = EluBackward1 if inplace else EluBackward0
-    return _in_place(input, inplace, lambda t: _elu_of(t, alpha, scale, node_cls))
-
-
-def _elu_of(input, alpha, scale, node_cls):
-    a = input._data
-    with np.errstate(over="ignore"):
-        value = scale * np.where(a > 0, a, alpha * np.expm1(np.minimum(a, 0)))
-
-    def node():
-        n = node_cls((_edge(input),), (a,))
-        n.alpha, n.scale = alpha, scale
-        return n
-    return _activation(input, value, node)
+    op = ops.EluBackward1 if inplace else ops.EluBackward0
+    return _in_place(input, inplace, lambda t: op.run((t,), t._data, alpha, scale))
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -127,37 +74,11 @@ def selu(input, inplace=False):
     return _elu("selu", input, _SELU_ALPHA, _SELU_SCALE, inplace)
 
 
-class SoftplusBackward0(Node):
-    """d log(1 + e^(beta x)) / beta = sigmoid(beta x); 1 past the threshold."""
-    __slots__ = ("beta", "threshold")
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        z = a * self.beta
-        return (grad * np.where(z > self.threshold, 1, _sigmoid(z)),)
-
-
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``, a smooth ReLU; ``x`` itself where ``beta * x >
     threshold`` (there the two agree to float precision)."""
     a = _float_input("softplus", input, "softplus")
-    z = a * beta
-    value = np.where(z > threshold, a, np.logaddexp(0, z) / beta)
-
-    def node():
-        n = SoftplusBackward0((_edge(input),), (a,))
-        n.beta, n.threshold = beta, threshold
-        return n
-    return _activation(input, value, node)
-
-
-class HardtanhBackward0(Node):
-    """Slope 1 strictly between the bounds, 0 at and beyond them (as PyTorch)."""
-    __slots__ = ("low", "high")
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (np.where((a > self.low) & (a < self.high), grad, 0).astype(grad.dtype),)
+    return ops.SoftplusBackward0.run((input,), a, beta, threshold)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -165,18 +86,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     _expect_tensor("hardtanh", "input", 1, input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _in_place(input, inplace, lambda t: _hardtanh(t, min_val, max_val))
-
-
-def _hardtanh(input, min_val, max_val):
-    a = input._data
-    value = np.clip(a, min_val, max_val).astype(a.dtype, copy=False)
-
-    def node():
-        n = HardtanhBackward0((_edge(input),), (a,))
-        n.low, n.high = min_val, max_val
-        return n
-    return _activation(input, value, node)
+    return _in_place(input, inplace,
+                     lambda t: ops.HardtanhBackward0.run((t,), t._data, min_val, max_val))
 
 
 def relu6(input, inplace=False):
@@ -184,42 +95,16 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-class MishBackward0(Node):
-    """d x tanh(softplus(x)) = tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        t = np.tanh(np.logaddexp(0, a))
-        return (grad * (t + a * _sigmoid(a) * (1 - t * t)),)
-
-
 def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
     _float_input("mish", input, "mish")
-    return _in_place(input, inplace, _mish)
-
-
-def _mish(input):
-    a = input._data
-    return _activation(input, a * np.tanh(np.logaddexp(0, a)),
-                       lambda: MishBackward0((_edge(input),), (a,)))
-
-
-class LogSigmoidBackward0(Node):
-    """d log sigmoid(x) = 1 - sigmoid(x) = sigmoid(-x)."""
-    __slots__ = ()
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        return (grad * _sigmoid(-a),)
+    return _in_place(input, inplace, lambda t: ops.MishBackward0.run((t,), t._data))
 
 
 def logsigmoid(input):
     """``log(sigmoid(x))``, computed as ``-log(1 + exp(-x))`` without overflow."""
     a = _float_input("log_sigmoid", input, "log_sigmoid_forward_cpu")
-    return _activation(input, -np.logaddexp(0, -a),
-                       lambda: LogSigmoidBackward0((_edge(input),), (a,)))
+    return ops.LogSigmoidBackward0.run((input,), a)
 
 
 def softsign(input):

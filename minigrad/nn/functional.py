@@ -6,14 +6,13 @@ losses live in ``loss_functions.py`` and the normalisations in ``_norms.py``; th
 reachable from here, as in ``torch.nn.functional``.
 """
 
-import math
 import warnings
 
 import numpy as np
 
 from .. import derivatives as d
 from ..ops import linalg
-from ..graph import Node, mark_changed_in_place
+from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _edge, _needs_grad, _wrap
 from ._arguments import _expect_tensor
@@ -50,19 +49,13 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
         return input._record_in_place(lambda before: _leaky_relu(before, slope, in_place=True))
     a = input._data
     np.copyto(a, a * slope, where=~(a > 0))
-    mark_changed_in_place(a)
+    input._bump_version()
     return input
 
 
 def _leaky_relu(input, slope, in_place=False):
-    a = input._data
-    value = np.where(a > 0, a, a * slope)
-    out = _wrap(value)
-    if _needs_grad(input):
-        node = (d.LeakyReluBackward1((_edge(input),), value, slope) if in_place
-                else d.LeakyReluBackward0((_edge(input),), a, slope))
-        out._set_grad_fn(node)
-    return out
+    op = activations.LeakyReluBackward1 if in_place else activations.LeakyReluBackward0
+    return op.run((input,), input._data, slope)
 
 
 def sigmoid(input):
@@ -74,36 +67,6 @@ def tanh(input):
 
 
 # ------------------------------------------------------------------------------ GELU
-
-# numpy has no erf (and the core may use nothing but numpy and the standard library), so
-# math.erf runs element by element: as exact as the C library's erf, and fast enough for
-# the course's small arrays.
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_SQRT_HALF = math.sqrt(0.5)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_GELU_CUBIC = 0.044715  # the tanh form's coefficient of x³
-
-
-class GeluBackward0(Node):
-    """gelu(a) = a Φ(a), Φ the standard normal CDF: d/da = Φ(a) + a φ(a). The tanh form
-    stands (1 + tanh(k (a + 0.044715 a³))) / 2 for Φ(a) and is differentiated as written."""
-    __slots__ = ("approximate",)
-
-    def __init__(self, inputs, a, approximate):
-        super().__init__(inputs, (a,))
-        self.approximate = approximate
-
-    def apply(self, grad):
-        (a,) = self.saved_arrays()
-        if self.approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (a + _GELU_CUBIC * (a * a * a)))
-            slope = 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * _SQRT_2_OVER_PI * (
-                1 + 3 * _GELU_CUBIC * (a * a))
-        else:
-            slope = 0.5 * (1 + _erf(a * _SQRT_HALF)) + a * _INV_SQRT_2PI * np.exp(-0.5 * a * a)
-        return (grad * slope.astype(a.dtype, copy=False),)
-
 
 def gelu(input, *, approximate="none"):
     """``x * Φ(x)``, Φ the standard normal CDF: a smooth ReLU (about 0 for x << 0, about x
@@ -120,13 +83,7 @@ def gelu(input, *, approximate="none"):
     if a.dtype.kind != "f":
         raise NotImplementedError(f'"GeluKernelImpl" not implemented for {input.dtype}: use a '
                                   "float tensor (x.float())")
-    if approximate == "tanh":
-        value = 0.5 * a * (1 + np.tanh(_SQRT_2_OVER_PI * (a + _GELU_CUBIC * (a * a * a))))
-    else:
-        value = (a * 0.5 * (1 + _erf(a * _SQRT_HALF))).astype(a.dtype, copy=False)
-    if _needs_grad(input):
-        return _wrap(value, GeluBackward0((_edge(input),), a, approximate))
-    return _wrap(value)
+    return activations.GeluBackward0.run((input,), a, approximate)
 
 
 def _implicit_dim(input, dim, name):

@@ -189,5 +189,5 @@ def orthogonal_(tensor, gain=1, generator=None):
     q *= np.sign(np.diag(r))  # so that q is uniform over the orthogonal matrices
     if rows < cols:
         q = q.T
-    with no_grad():
-        return tensor.copy_(_wrap((q * gain).reshape(tensor.shape)))
+    with no_grad():  # two in-place ops, as PyTorch's (two versions)
+        return tensor.copy_(_wrap(q.reshape(tensor.shape))).mul_(gain)

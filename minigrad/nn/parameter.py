@@ -20,6 +20,8 @@ class Parameter(Tensor):
             raise TypeError(f"Parameter expects a Tensor (e.g. minigrad.randn(3)), "
                             f"not {type(data).__name__}")
         self._init_leaf(array, requires_grad)
+        if isinstance(data, Tensor):  # the same memory: the same version counter (PyTorch's)
+            self._version_counter = data._counter()
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()

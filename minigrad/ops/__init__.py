@@ -22,7 +22,10 @@ grouped by family:
 * ``embedding.py``: ``F.embedding``;
 * ``linalg.py``: matrix products: ``@`` in each shape case, ``addmm`` (behind
   ``nn.Linear``), ``bmm``, ``einsum``;
-* ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...).
+* ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...);
+* ``pointwise.py``: math functions of one tensor, element by element (``exp``, ``log``,
+  ``sin``, ``tanh``, ``sigmoid``, rounding, ``abs``, dtype casts, ``clone``, ...);
+* ``activations.py``: ``relu``, ``leaky_relu``, ``gelu`` and the other activation functions.
 
 How to add an op
 ----------------

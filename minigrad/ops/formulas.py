@@ -21,19 +21,17 @@ def _is_array(x):
 
 
 def sum_to(grad, shape):
-    """Sum ``grad`` down to ``shape``: the backward of broadcasting (``unbroadcast``)."""
+    """Sum ``grad`` down to ``shape``: the backward of broadcasting (chapter 5). A number
+    that broadcasting used several times gets the sum of the gradients of its copies."""
     if grad.shape == shape:
         return grad
-    extra = grad.ndim - len(shape)
-    leading = tuple(range(extra))
-    kept = tuple(i + extra for i, n in enumerate(shape) if n == 1 and grad.shape[i + extra] != 1)
-    if _is_array(grad):
-        if kept:
-            grad = grad.sum(axis=kept, keepdims=True)
-        return grad.sum(axis=leading) if leading else grad
-    if kept:
-        grad = grad.sum(dim=kept, keepdim=True)
-    return grad.sum(dim=leading) if leading else grad
+    added = grad.ndim - len(shape)
+    if added:  # 1. dimensions that broadcasting added on the left: summed away
+        grad = sum_over(grad, tuple(range(added)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if stretched:  # 2. dimensions where the input had size 1: summed, keeping the 1
+        grad = sum_over(grad, stretched, keepdims=True)
+    return grad
 
 
 def sum_over(x, axes, keepdims=False):

@@ -46,13 +46,6 @@ def _array(x):
     return x if _is_array(x) else x._data
 
 
-def _viewing(op, a, out):
-    """``graph.note_viewed`` for an op: keep the viewed array when ``out`` shares its memory."""
-    if out.base is not None:
-        op.viewed = a
-    return out
-
-
 def _element_view(array, key):
     """``array[key]`` for a basic key: a 0-dim view where numpy would give a copied scalar
     (``t[0].fill_(7)`` must change ``t``, as in PyTorch)."""
@@ -108,12 +101,12 @@ def view_node_class(index, shape):
 class SliceBackward0(Op):
     """Basic indexing, ``x[key]`` with ints, slices, None and Ellipsis: a view, where every
     element is picked at most once. The gradient is placed into zeros at ``key``."""
-    __slots__ = ("key", "viewed")
+    __slots__ = ("key",)
     is_view = True
 
     def forward(self, a, key):
         self.key = key
-        return _viewing(self, a, _element_view(a, key))
+        return _element_view(a, key)
 
     def backward(self, grad):
         return placed(grad, self.shapes[0], self.key)
@@ -173,6 +166,7 @@ class AsStridedBackward0(Op):
     ``run``: the op was done by an in-place change, not by a forward pass."""
     __slots__ = ("path", "viewed")
     is_view = True
+    is_op = False  # checked as the legacy nodes are, by the array it viewed (note_viewed)
 
     def __init__(self, inputs, shape, path):
         Node.__init__(self, inputs)
@@ -354,12 +348,12 @@ def _diagonal_view(array, offset, dim1, dim2):
 
 class DiagonalBackward0(Op):
     """A diagonal (a view): its gradient goes onto that diagonal of zeros."""
-    __slots__ = ("offset", "dims", "viewed")
+    __slots__ = ("offset", "dims")
     is_view = True
 
     def forward(self, a, offset, dim1, dim2):
         self.offset, self.dims = offset, (dim1, dim2)
-        return _viewing(self, a, _diagonal_view(a, offset, dim1, dim2))
+        return _diagonal_view(a, offset, dim1, dim2)
 
     def backward(self, grad):
         return diagonal_placed(grad, self.shapes[0], self.offset, self.dims)

@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 
-from ..graph import mark_changed_in_place
 from . import formulas
 from .op import Op
 
@@ -93,8 +92,8 @@ class NativeBatchNormBackward0(NativeLayerNormBackward0):
 
 
 def _move_running(running, mean, var):
-    """``running = (1 - momentum) * running + momentum * batch``, in place."""
+    """``running = (1 - momentum) * running + momentum * batch``, in place (the caller bumps
+    the running tensors' versions: ``nn._norms.batch_norm``)."""
     running_mean, running_var, momentum = running
     for target, batch in ((running_mean, mean), (running_var, var)):
         target[...] = momentum * batch.reshape(target.shape) + (1 - momentum) * target
-        mark_changed_in_place(target)

@@ -28,7 +28,8 @@ broadcasting, ``formulas.sum_to``), so a formula never has to.
 
 import numpy as np
 
-from ..graph import FREED_MESSAGE, Node, _GradMode
+from ..graph import (FREED_MESSAGE, Node, _GradMode, changed_error, changed_since,
+                     version_error)
 from . import formulas
 
 __all__ = ["Op"]
@@ -47,9 +48,15 @@ class Op(Node):
     # arrays: what forward got for them (promoted): their shapes, and where saved values
     # came from (an input, the output, or neither).
     # output_at: where the output is among the saved values (None: not saved).
-    __slots__ = ("tensors", "arrays", "output_at")
+    # versions: the version of each input tensor when the op ran, and output_version the
+    # saved output's (counter, version): set only when something was saved (or for a view).
+    __slots__ = ("tensors", "arrays", "output_at", "versions", "output_version")
 
     twice_differentiable = True
+    is_op = True
+    # A view op's output shares its input's memory, so it shares its version counter too:
+    # changing one in place changes the other (PyTorch's views, chapter 5).
+    is_view = False
     wrap = None  # Tensor's fast constructor, wrap(array, grad_fn): set by tensor.py
     edge = None  # the node that receives a tensor's gradient: set by tensor.py
 
@@ -100,14 +107,56 @@ class Op(Node):
         if type(out) is not _ndarray:
             out = op._own_output(out)
         if not recording:
-            return cls.wrap(out)
+            result = cls.wrap(out)
+            if cls.is_view:
+                result._version_counter = tensors[0]._counter()
+            return result
         op.tensors = tensors
         op.arrays = arrays
         op.output_at = None
-        for i, value in enumerate(op.saved):
-            if value is out:
-                op.output_at = i
-        return cls.wrap(out, op)
+        result = cls.wrap(out, op)
+        if op.saved or cls.is_view:  # the versions backward checks (_check_versions)
+            versions = []
+            for t in tensors:
+                counter = None if t is None else t._version_counter
+                versions.append(0 if counter is None else counter._version)
+            op.versions = versions
+            if cls.is_view:
+                result._version_counter = tensors[0]._counter()
+            for k, value in enumerate(op.saved):
+                if value is out:
+                    op.output_at = k
+                    counter = result._counter()
+                    op.output_version = (counter, counter._version)
+        return result
+
+    def _check_versions(self):
+        """Raise PyTorch's error if a tensor this op saved was changed in place since (its
+        version moved; ``versions`` holds each input's version when the op ran), or got other
+        memory by ``x.data = ...``. For a view op: if the memory it views was changed in
+        place, the view's values changed but its graph did not (minigrad does not rebuild
+        it as PyTorch does), so backward through it refuses."""
+        tensors, arrays, versions = self.tensors, self.arrays, self.versions
+        if self.is_view and tensors[0]._version != versions[0]:
+            raise changed_error(self, arrays[0], "viewed")
+        for k, value in enumerate(self.saved):
+            if k == self.output_at:
+                counter, then = self.output_version
+                if counter._version != then:
+                    raise version_error(self, value, counter._version, then, self)
+                continue
+            i = _source(value, arrays)
+            if i is None or tensors[i] is None:
+                # an array of a tensor that is not an input (NllLoss's targets), or one forward
+                # made: no version to check, so the clock of changed memory tells
+                if type(value) is _ndarray and changed_since(value, self.made_at):
+                    raise changed_error(self, value, "saved")
+                continue
+            t = tensors[i]
+            if t._version != versions[i]:
+                raise version_error(self, t._data, t._version, versions[i], t._grad_fn)
+            if t._data is not value and changed_since(value, self.made_at):
+                raise changed_error(self, value, "saved")  # t.data = another tensor
 
     def _own_output(self, scalar):
         """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs

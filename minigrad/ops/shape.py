@@ -2,10 +2,10 @@
 computing anything: reshape/view, unsqueeze, squeeze, expand, permute, transpose, ``t``,
 stack and cat. Each is one class named like PyTorch's node.
 
-Most of them are views: the output shares the input's memory (``is_view = True``). Such a
-node remembers the array it viewed (``viewed``, see ``graph.note_viewed``), so that backward
-refuses once that memory was changed in place. Their backward is the inverse rearrangement,
-itself a view op, so a second derivative passes through them for free.
+Most of them are views: the output shares the input's memory (``is_view = True``): it
+shares the input's version counter, and backward through the view refuses once that
+memory was changed in place (``Op._check_versions``). Their backward is the inverse
+rearrangement, itself a view op, so a second derivative passes through them for free.
 
 Validation (and PyTorch's error messages) stay in ``Tensor``'s methods; the ops get
 arguments that are already checked.
@@ -21,22 +21,15 @@ __all__ = ["ViewBackward0", "UnsafeViewBackward0", "ClonedViewBackward0",
            "StackBackward0", "CatBackward0"]
 
 
-def _viewing(op, a, out):
-    """``graph.note_viewed`` for an op: keep the viewed array when ``out`` shares its memory."""
-    if out.base is not None:
-        op.viewed = a
-    return out
-
-
 class ViewBackward0(Op):
     """``reshape``/``view``/``flatten``: the same elements in a new shape (a view where numpy
     can make one). The gradient is reshaped back."""
-    __slots__ = ("viewed",)
+    __slots__ = ()
     is_view = True
 
     def forward(self, a, shape):
         out = a.reshape(shape)
-        return _viewing(self, a, out)
+        return out
 
     def backward(self, grad):
         return grad.reshape(self.shapes[0])
@@ -84,7 +77,7 @@ class UnsqueezeBackward0(ViewBackward0):
     __slots__ = ()
 
     def forward(self, a, dim):
-        return _viewing(self, a, np.expand_dims(a, dim))
+        return np.expand_dims(a, dim)
 
 
 class SqueezeBackward0(ViewBackward0):
@@ -92,7 +85,7 @@ class SqueezeBackward0(ViewBackward0):
     __slots__ = ()
 
     def forward(self, a):
-        return _viewing(self, a, a.reshape([n for n in a.shape if n != 1]))
+        return a.reshape([n for n in a.shape if n != 1])
 
 
 class SqueezeBackward1(ViewBackward0):
@@ -103,18 +96,18 @@ class SqueezeBackward1(ViewBackward0):
         out = np.squeeze(a, axis=dims)
         if out is a:  # np.squeeze(a, ()) gives a itself: a view op gives a view
             out = a.view()
-        return _viewing(self, a, out)
+        return out
 
 
 class ExpandBackward0(Op):
     """``expand``: the input seen at a larger shape (``value``, the view the method made:
     writable where nothing repeats). Its gradient is summed back to the input's shape,
     which ``Op.apply`` does for every op."""
-    __slots__ = ("viewed",)
+    __slots__ = ()
     is_view = True
 
     def forward(self, a, value):
-        return _viewing(self, a, value)
+        return value
 
     def backward(self, grad):
         return grad
@@ -126,12 +119,12 @@ def _permute(x, dims):
 
 class PermuteBackward0(Op):
     """``permute(dims)``: the gradient is permuted back by the inverse order."""
-    __slots__ = ("dims", "viewed")
+    __slots__ = ("dims",)
     is_view = True
 
     def forward(self, a, dims):
         self.dims = dims
-        return _viewing(self, a, a.transpose(dims))
+        return a.transpose(dims)
 
     def backward(self, grad):
         return _permute(grad, tuple(np.argsort(self.dims).tolist()))
@@ -139,12 +132,12 @@ class PermuteBackward0(Op):
 
 class TransposeBackward0(Op):
     """``transpose(dim0, dim1)``: swapping the two axes again undoes it."""
-    __slots__ = ("dims", "viewed")
+    __slots__ = ("dims",)
     is_view = True
 
     def forward(self, a, dim0, dim1):
         self.dims = (dim0, dim1)
-        return _viewing(self, a, np.swapaxes(a, dim0, dim1) if a.ndim else a.view())
+        return np.swapaxes(a, dim0, dim1) if a.ndim else a.view()
 
     def backward(self, grad):
         return grad.swapaxes(*self.dims) if grad.ndim else grad
@@ -152,11 +145,11 @@ class TransposeBackward0(Op):
 
 class TBackward0(Op):
     """``t()`` of a matrix (a vector or a number stays as it is)."""
-    __slots__ = ("viewed",)
+    __slots__ = ()
     is_view = True
 
     def forward(self, a):
-        return _viewing(self, a, a.T)
+        return a.T
 
     def backward(self, grad):
         return grad.T if grad.ndim == 2 else grad

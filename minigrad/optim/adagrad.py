@@ -8,7 +8,7 @@ weight that has had large gradients takes ever smaller steps:
 
 import numpy as np
 
-from ..graph import mark_changed_in_place, no_grad
+from ..graph import no_grad
 from ..tensor import _wrap
 from .optimizer import Optimizer
 
@@ -52,20 +52,22 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
             weight_decay = group["weight_decay"]
-            for p, param, grad in self._gradients(group):
-                state = self.state[p]
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue  # no gradient (set_to_none, frozen or unused): leave it alone
+                state = self.state[param]
                 if not state:  # a group added later: PyTorch takes the constructor's value
-                    self._init_state(p, self.defaults["initial_accumulator_value"])
-                state["step"]._data += 1
-                step = float(state["step"]._data)
+                    self._init_state(param, self.defaults["initial_accumulator_value"])
+                step_t, state_sum = state["step"], state["sum"]
+                step_t += 1
+                step = step_t.item()
+                if group["maximize"]:
+                    grad = -grad
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
+                    grad = grad.add(param, alpha=weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)
-                # the same operations in the same order as PyTorch's for-loop implementation
-                state_sum = state["sum"]._data
-                state_sum += 1 * grad * grad
-                std = np.sqrt(state_sum)
-                std += eps
-                param += -clr * grad / std
-                mark_changed_in_place(param)  # a graph that saved p can no longer backward
+                state_sum.addcmul_(grad, grad, value=1)
+                std = state_sum.sqrt().add_(eps)
+                param.addcdiv_(grad, std, value=-clr)
         return loss

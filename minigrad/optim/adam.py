@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..graph import mark_changed_in_place, no_grad
+from ..graph import no_grad
 from ..tensor import _wrap
 from .optimizer import Optimizer
 
@@ -39,35 +39,38 @@ class Adam(Optimizer):
         for group in self.param_groups:
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             beta1, beta2 = group["betas"]
-            for p, param, grad in self._gradients(group):
-                state = self.state[p]
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue  # no gradient (set_to_none, frozen or unused): leave it alone
+                if group["maximize"]:
+                    grad = -grad
+                state = self.state[param]
                 if not state:
                     state["step"] = _wrap(np.zeros((), dtype=np.float32))
-                    state["exp_avg"] = _wrap(np.zeros_like(param))
-                    state["exp_avg_sq"] = _wrap(np.zeros_like(param))
+                    state["exp_avg"] = _wrap(np.zeros_like(param._data))
+                    state["exp_avg_sq"] = _wrap(np.zeros_like(param._data))
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = _wrap(np.zeros_like(param))
-                state["step"]._data += 1
-                step = float(state["step"]._data)
-                if weight_decay:
+                        state["max_exp_avg_sq"] = _wrap(np.zeros_like(param._data))
+                step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
+                step_t += 1
+                if weight_decay != 0:
                     if self._decoupled:
-                        param *= 1 - lr * weight_decay
+                        param.mul_(1 - lr * weight_decay)
                     else:
-                        grad = grad + weight_decay * param
-                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                exp_avg += (1 - beta1) * (grad - exp_avg)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
+                        grad = grad.add(param, alpha=weight_decay)
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                step = step_t.item()
                 step_size = lr / (1 - beta1 ** step)
-                correction2_sqrt = math.sqrt(1 - beta2 ** step)
+                bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
                 if group["amsgrad"]:
-                    best = state["max_exp_avg_sq"]._data
-                    np.maximum(best, exp_avg_sq, out=best)
-                    denom = np.sqrt(best) / correction2_sqrt + eps
+                    best = state["max_exp_avg_sq"]
+                    best.copy_(best.maximum(exp_avg_sq))
+                    denom = (best.sqrt() / bias_correction2_sqrt).add_(eps)
                 else:
-                    denom = np.sqrt(exp_avg_sq) / correction2_sqrt + eps
-                param -= step_size * (exp_avg / denom)
-                mark_changed_in_place(param)  # a graph that saved p can no longer backward
+                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                param.addcdiv_(exp_avg, denom, value=-step_size)
         return loss
 
 

@@ -82,17 +82,6 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
-    @staticmethod
-    def _gradients(group):
-        """Each parameter of ``group`` that has a gradient, as ``(p, values, gradient)`` arrays,
-        the gradient negated for ``maximize``. (SGD.step, which chapter 8 reads, spells this
-        loop out.)"""
-        for p in group["params"]:
-            if p.grad is None:
-                continue  # no gradient (set_to_none, frozen or unused): leave p alone
-            grad = p.grad._data
-            yield p, p._data, (-grad if group["maximize"] else grad)
-
     def _closure_loss(self, closure):
         if closure is None:
             return None

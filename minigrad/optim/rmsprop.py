@@ -9,7 +9,7 @@ square of a running average of the gradient (``grad_avg``) to estimate its varia
 
 import numpy as np
 
-from ..graph import mark_changed_in_place, no_grad
+from ..graph import no_grad
 from ..tensor import _wrap
 from .optimizer import Optimizer
 
@@ -44,40 +44,36 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             weight_decay, momentum = group["weight_decay"], group["momentum"]
-            for p, param, grad in self._gradients(group):
-                state = self.state[p]
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue  # no gradient (set_to_none, frozen or unused): leave it alone
+                if group["maximize"]:
+                    grad = -grad
+                state = self.state[param]
                 if not state:
                     state["step"] = _wrap(np.zeros((), dtype=np.float32))
-                    state["square_avg"] = _wrap(np.zeros_like(param))
+                    state["square_avg"] = _wrap(np.zeros_like(param._data))
                     if momentum > 0:
-                        state["momentum_buffer"] = _wrap(np.zeros_like(param))
+                        state["momentum_buffer"] = _wrap(np.zeros_like(param._data))
                     if group["centered"]:
-                        state["grad_avg"] = _wrap(np.zeros_like(param))
-                state["step"]._data += 1
+                        state["grad_avg"] = _wrap(np.zeros_like(param._data))
+                state["step"] += 1
                 if weight_decay != 0:
-                    grad = grad + weight_decay * param
-                # the same operations in the same order as PyTorch's for-loop implementation,
-                # so that float64 results agree to the last few bits
-                square_avg = state["square_avg"]._data
-                square_avg *= alpha
-                square_avg += (1 - alpha) * grad * grad
+                    grad = grad.add(param, alpha=weight_decay)
+                square_avg = state["square_avg"]
+                square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
                 if group["centered"]:
-                    grad_avg = state["grad_avg"]._data
-                    weight = 1 - alpha
-                    if abs(weight) < 0.5:  # PyTorch's lerp_, in its two forms
-                        grad_avg += weight * (grad - grad_avg)
-                    else:
-                        grad_avg[...] = grad - (grad - grad_avg) * (1 - weight)
-                    avg = np.sqrt(square_avg + -1 * grad_avg * grad_avg)
+                    grad_avg = state["grad_avg"]
+                    grad_avg.lerp_(grad, 1 - alpha)
+                    avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt()
                 else:
-                    avg = np.sqrt(square_avg)
-                avg += eps
+                    avg = square_avg.sqrt()
+                avg = avg.add_(eps)
                 if momentum > 0:
-                    buf = state["momentum_buffer"]._data
-                    buf *= momentum
-                    buf += grad / avg
-                    param += -lr * buf
+                    buf = state["momentum_buffer"]
+                    buf.mul_(momentum).addcdiv_(grad, avg)
+                    param.add_(buf, alpha=-lr)
                 else:
-                    param += -lr * grad / avg
-                mark_changed_in_place(param)  # a graph that saved p can no longer backward
+                    param.addcdiv_(grad, avg, value=-lr)
         return loss

@@ -1,10 +1,7 @@
 """Stochastic gradient descent with momentum, dampening, weight decay and Nesterov
 (chapter 8): the same update as ``torch.optim.SGD``, step for step."""
 
-import numpy as np
-
-from ..graph import mark_changed_in_place, no_grad
-from ..tensor import _wrap
+from ..graph import no_grad
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -34,22 +31,24 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum = group["lr"], group["momentum"]
             dampening, weight_decay = group["dampening"], group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue  # no gradient (set_to_none, or unused): leave p alone
-                param = p._data
-                grad = p.grad._data if not group["maximize"] else -p.grad._data
-                if weight_decay:
-                    grad = grad + weight_decay * param
-                if momentum:
-                    state = self.state[p]
+            nesterov, maximize = group["nesterov"], group["maximize"]
+            for param in group["params"]:
+                grad = param.grad
+                if grad is None:
+                    continue  # no gradient (set_to_none, or unused): leave param alone
+                if maximize:
+                    grad = -grad
+                if weight_decay != 0:
+                    grad = grad.add(param, alpha=weight_decay)
+                if momentum != 0:
+                    state = self.state[param]
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = state["momentum_buffer"] = _wrap(np.array(grad))
+                        buf = state["momentum_buffer"] = grad.clone().detach()
                     else:
-                        buf._data *= momentum
-                        buf._data += (1 - dampening) * grad
-                    grad = grad + momentum * buf._data if group["nesterov"] else buf._data
-                param -= lr * grad
-                mark_changed_in_place(param)  # a graph that saved p can no longer backward
+                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
+                # in place: the version of param moves, so a graph that saved it refuses
+                # backward from now on
+                param.add_(grad, alpha=-lr)
         return loss
