@@ -8,6 +8,8 @@ names, so ``(x * y).grad_fn`` prints ``<MulBackward0>`` in both. Numpy only: no 
 import numpy as np
 
 from .graph import Node, unbroadcast
+# made by Tensor's in-place changes of views, with ViewCopySlices below
+from .ops.indexing import AsStridedBackward0, _view_at  # noqa: F401
 
 
 def sign(a):
@@ -98,131 +100,10 @@ class CopyBackwards(Node):
 
 # ------------------------------------------------------------------ shapes
 
-class ViewBackward0(Node):
-    """Any op that only rearranges the same elements into a new shape. A view op's node
-    keeps ``viewed``, the array it looked at (see ``graph.note_viewed``)."""
-    __slots__ = ("shape", "viewed")
-
-    def __init__(self, inputs, shape):
-        super().__init__(inputs)
-        self.shape = shape
-
-    def apply(self, grad):
-        return (grad.reshape(self.shape),)
-
-
-UnsqueezeBackward0 = type("UnsqueezeBackward0", (ViewBackward0,), {"__slots__": ()})
-SqueezeBackward0 = type("SqueezeBackward0", (ViewBackward0,), {"__slots__": ()})
-SqueezeBackward1 = type("SqueezeBackward1", (ViewBackward0,), {"__slots__": ()})
-
-
-class ExpandBackward0(Node):
-    __slots__ = ("shape", "viewed")
-
-    def __init__(self, inputs, shape):
-        super().__init__(inputs)
-        self.shape = shape
-
-    def apply(self, grad):
-        return (unbroadcast(grad, self.shape),)
-
-
-class PermuteBackward0(Node):
-    __slots__ = ("inverse", "viewed")
-
-    def __init__(self, inputs, dims):
-        super().__init__(inputs)
-        self.inverse = tuple(np.argsort(dims))
-
-    def apply(self, grad):
-        return (grad.transpose(self.inverse),)
-
-
-class TransposeBackward0(Node):
-    __slots__ = ("dims", "viewed")
-
-    def __init__(self, inputs, dim0, dim1):
-        super().__init__(inputs)
-        self.dims = (dim0, dim1)
-
-    def apply(self, grad):
-        return (np.swapaxes(grad, *self.dims) if grad.ndim else grad,)
-
-
-class TBackward0(Node):
-    __slots__ = ("viewed",)
-
-    def apply(self, grad):
-        return (grad.T,)
-
-
 def _index_arrays(key):
     """The index arrays in an advanced ``key``: saved like any array, so changing an index
     tensor in place afterwards makes backward refuse (PyTorch saves the indices too)."""
     return tuple(k for k in key if isinstance(k, np.ndarray)) if type(key) is tuple else ()
-
-
-class IndexBackward0(Node):
-    """Advanced indexing, ``a[first][key]`` (``first``, the ints, slices and None PyTorch
-    applies before the index arrays, may be None): an index may repeat, so the gradients add
-    up (``np.add.at``) in a zero array of the input's shape."""
-    __slots__ = ("shape", "key", "first")
-
-    def __init__(self, inputs, shape, key, first=None):
-        super().__init__(inputs, _index_arrays(key))
-        self.shape, self.key, self.first = shape, key, first
-
-    def apply(self, grad):
-        self.saved_arrays()  # refuses once freed, as PyTorch does
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        np.add.at(out if self.first is None else out[self.first], self.key, grad)
-        return (out,)
-
-
-class SliceBackward0(Node):
-    """Basic indexing (ints and slices): every element is picked at most once."""
-    __slots__ = ("shape", "key", "viewed")
-
-    def __init__(self, inputs, shape, key):
-        super().__init__(inputs)
-        self.shape, self.key = shape, key
-
-    def apply(self, grad):
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        out[self.key] = grad
-        return (out,)
-
-
-SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
-AliasBackward0 = type("AliasBackward0", (SliceBackward0,), {"__slots__": ()})
-# x[None, ...]: PyTorch's name, with the index's backward (x.unsqueeze(0) has its own node).
-IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (SliceBackward0,), {"__slots__": ()})
-
-
-def _view_at(array, path):
-    """``array[path[0]][path[1]]...``: the part of a tensor that a chain of basic indices
-    viewed (a view, so writing into it writes into ``array``)."""
-    for key in path:
-        part = array[key]
-        # one element: numpy gives a copied scalar, the (key, ...) index a 0-dim view
-        array = part if type(part) is np.ndarray else array[
-            (*key, ...) if type(key) is tuple else (key, ...)]
-    return array
-
-
-class AsStridedBackward0(Node):
-    """A view ``root[path]`` made again after an in-place change of it (PyTorch's name): the
-    gradient goes back into the viewed part of a zero array of the root's shape."""
-    __slots__ = ("shape", "path", "viewed")
-
-    def __init__(self, inputs, shape, path):
-        super().__init__(inputs)
-        self.shape, self.path = shape, path
-
-    def apply(self, grad):
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        _view_at(out, self.path)[...] = grad
-        return (out,)
 
 
 class ViewCopySlices(Node):
@@ -241,24 +122,6 @@ class ViewCopySlices(Node):
         rest = grad.copy()
         _view_at(rest, self.path)[...] = 0
         return rest, _view_at(grad, self.path).copy()
-
-
-class GatherBackward0(Node):
-    """gather: each value's gradient goes back to where it was picked; repeats add up. The
-    index is saved like any array, so changing it in place afterwards makes backward refuse."""
-    __slots__ = ("shape", "dim")
-
-    def __init__(self, inputs, index, shape, dim):
-        super().__init__(inputs, (index,))
-        self.shape, self.dim = shape, dim
-
-    def apply(self, grad):
-        (index,) = self.saved_arrays()  # at least 1-D, as gather sees a 0-dim tensor
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        key = list(np.indices(index.shape, sparse=True))
-        key[self.dim] = index
-        np.add.at(out.reshape(out.shape or (1,)), tuple(key), grad.reshape(index.shape))
-        return (out,)
 
 
 class IndexPutBackward0(Node):
@@ -289,29 +152,3 @@ class IndexPutBackward0(Node):
 CopySlices = type("CopySlices", (IndexPutBackward0,), {"__slots__": ()})
 
 
-class StackBackward0(Node):
-    __slots__ = ("dim",)
-
-    def __init__(self, inputs, dim):
-        super().__init__(inputs)
-        self.dim = dim
-
-    def apply(self, grad):
-        return tuple(np.take(grad, i, axis=self.dim) if node is not None else None
-                     for i, node in enumerate(self.inputs))
-
-
-class CatBackward0(Node):
-    __slots__ = ("dim", "sizes")
-
-    def __init__(self, inputs, dim, sizes):
-        super().__init__(inputs)
-        self.dim, self.sizes = dim, sizes
-
-    def apply(self, grad):
-        """``sizes`` holds None for a skipped 1-D empty input: its gradient is empty too."""
-        if None not in self.sizes:
-            return tuple(np.split(grad, np.cumsum(self.sizes)[:-1], axis=self.dim))
-        kept = [n for n in self.sizes if n is not None]
-        pieces = iter(np.split(grad, np.cumsum(kept)[:-1], axis=self.dim))
-        return tuple(np.zeros(0, grad.dtype) if n is None else next(pieces) for n in self.sizes)

@@ -4,11 +4,10 @@
 ``repeat_interleave``, ``diag``, ``diagonal``, ``trace``, ``take``, ``scatter``,
 ``scatter_add``, ``index_add``, ``index_fill``, ``meshgrid`` and ``cartesian_prod``.
 
-Most of them only pick elements of the input (some more than once). Their backward is one
-idea: run the same numpy op on the *positions* of the input's elements (0, 1, 2, ...) to learn
-where each output element came from, and add each output's gradient back there
-(``PickBackward``). Each op is defined here once; ``Tensor`` and ``minigrad`` reach it through
-thin delegates (``x.flip(0)``, ``mg.flip(x, [0])``).
+Here are the checks, PyTorch's error messages and the public functions; each op's forward
+and backward is a class in ``minigrad/ops/indexing.py`` (most of them only pick elements
+of the input, ``PickBackward``). ``Tensor`` and ``minigrad`` reach them through thin
+delegates (``x.flip(0)``, ``mg.flip(x, [0])``).
 """
 
 import numbers
@@ -16,9 +15,9 @@ import numbers
 import numpy as np
 
 from . import creation
-from . import derivatives as d
-from .graph import Node, note_viewed
-from .tensor import Tensor, _edge, _needs_grad, _wrap, stack
+from .ops import indexing as ops
+from .ops import shape as ops_shape
+from .tensor import Tensor, _wrap, stack
 
 __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",
            "masked_select", "movedim", "moveaxis", "roll", "tile", "repeat_interleave", "diag",
@@ -26,161 +25,12 @@ __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",
            "meshgrid", "cartesian_prod"]
 
 
-# ------------------------------------------------------------------ nodes
-
-class PickBackward(Node):
-    """Ops whose output elements are input elements: ``positions`` (the output's shape)
-    says which input element each output element is; repeats add up. ``index`` (an index
-    or mask tensor's array, or None) is saved too, so that changing it in place afterwards
-    makes backward refuse, as in PyTorch."""
-    __slots__ = ("shape",)
-
-    def __init__(self, inputs, positions, shape, index=None):
-        super().__init__(inputs, (positions,) if index is None else (positions, index))
-        self.shape = shape
-
-    def apply(self, grad):
-        positions = self.saved_arrays()[0]
-        size = int(np.prod(self.shape))
-        summed = np.bincount(positions.ravel(), weights=grad.ravel(), minlength=size)
-        return (summed.astype(grad.dtype, copy=False).reshape(self.shape),)
-
-
-def _pick_node(name):
-    return type(name, (PickBackward,), {"__slots__": ()})
-
-
-FlipBackward0 = _pick_node("FlipBackward0")
-RepeatBackward0 = _pick_node("RepeatBackward0")
-IndexSelectBackward0 = _pick_node("IndexSelectBackward0")
-MaskedSelectBackward0 = _pick_node("MaskedSelectBackward0")
-RollBackward0 = _pick_node("RollBackward0")
-TakeBackward0 = _pick_node("TakeBackward0")
-DiagonalBackward0_copy = _pick_node("DiagonalBackward0_copy")  # diag of a matrix
-
-
-class TrilBackward0(Node):
-    """tril/triu keep the elements where ``keep`` holds: only they get a gradient."""
-    __slots__ = ("keep",)
-
-    def __init__(self, inputs, keep):
-        super().__init__(inputs)
-        self.keep = keep
-
-    def apply(self, grad):
-        return (np.where(self.keep, grad, np.zeros((), grad.dtype)),)
-
-
-TriuBackward0 = type("TriuBackward0", (TrilBackward0,), {"__slots__": ()})
-
-
-class DiagonalBackward0(Node):
-    """A diagonal (a view): its gradient goes onto that diagonal of a zero array."""
-    __slots__ = ("shape", "offset", "dims", "viewed")
-
-    def __init__(self, inputs, shape, offset, dim1, dim2):
-        super().__init__(inputs)
-        self.shape, self.offset, self.dims = shape, offset, (dim1, dim2)
-
-    def apply(self, grad):
-        out = np.zeros(self.shape, dtype=grad.dtype)
-        _diagonal_view(out, self.offset, *self.dims)[...] = grad
-        return (out,)
-
-
-TraceBackward0 = type("TraceBackward0", (DiagonalBackward0,), {"__slots__": ()})
-
-
-class DiagEmbedBackward0(Node):
-    """diag of a vector: each element's gradient is read back from the diagonal it went to."""
-    __slots__ = ("offset",)
-
-    def __init__(self, inputs, offset):
-        super().__init__(inputs)
-        self.offset = offset
-
-    def apply(self, grad):
-        return (np.diagonal(grad, self.offset).copy(),)
-
-
-class ScatterBackward0(Node):
-    """scatter: the overwritten elements of ``self`` get no gradient; ``src`` gets the
-    gradient of the places it was written to (``key``), as gather reads them."""
-    __slots__ = ("key", "src_shape", "overwrites")
-
-    def __init__(self, inputs, key, index, src_shape, overwrites=True):
-        super().__init__(inputs, (index,))
-        self.key, self.src_shape, self.overwrites = key, src_shape, overwrites
-
-    def apply(self, grad):
-        (index,) = self.saved_arrays()  # refuses once freed, as PyTorch does
-        grad_self = grad_src = None
-        if self.inputs[0] is not None:
-            grad_self = grad
-            if self.overwrites:
-                grad_self = grad.copy()
-                grad_self.reshape(grad.shape or (1,))[self.key] = 0
-        if len(self.inputs) > 1 and self.inputs[1] is not None:
-            grad_src = np.zeros(self.src_shape, dtype=grad.dtype)
-            _leading(grad_src, index)[...] = grad.reshape(grad.shape or (1,))[self.key]
-        return grad_self, grad_src
-
-
-ScatterBackward1 = type("ScatterBackward1", (ScatterBackward0,), {"__slots__": ()})
-ScatterAddBackward0 = type("ScatterAddBackward0", (ScatterBackward0,), {"__slots__": ()})
-
-
-class IndexAddBackward0(Node):
-    """index_add: ``self``'s gradient passes unchanged; ``source`` gets ``alpha`` times the
-    gradient of the slices it was added to."""
-    __slots__ = ("dim", "alpha", "source_shape")
-
-    def __init__(self, inputs, index, dim, alpha, source_shape):
-        super().__init__(inputs, (index,))
-        self.dim, self.alpha, self.source_shape = dim, alpha, source_shape
-
-    def apply(self, grad):
-        (index,) = self.saved_arrays()
-        grad_source = np.take(grad, index, axis=self.dim) * self.alpha
-        return grad, grad_source.reshape(self.source_shape)
-
-
-class IndexFillBackward0(Node):
-    """index_fill: the filled slices of ``self`` get no gradient; a 0-dim ``value`` tensor
-    (IndexFillBackward1) gets the sum of their gradients."""
-    __slots__ = ("key",)
-
-    def __init__(self, inputs, key):
-        super().__init__(inputs, (key[-1],))
-        self.key = key
-
-    def apply(self, grad):
-        self.saved_arrays()
-        grad_self = grad.copy()
-        grad_self[self.key] = 0
-        if len(self.inputs) == 1:
-            return (grad_self,)
-        return grad_self, np.asarray(grad[self.key].sum(), dtype=grad.dtype)
-
-
-IndexFillBackward1 = type("IndexFillBackward1", (IndexFillBackward0,), {"__slots__": ()})
-# unbind's pieces are views made by indexing: select's node under unbind's name
-UnbindBackward0 = type("UnbindBackward0", (d.SelectBackward0,), {"__slots__": ()})
-
-
 # ------------------------------------------------------------------ helpers
 
 def _picked(input, pick, node_cls, index=None):
     """``pick(array)`` as a new tensor (a copy, as PyTorch's result), with a ``node_cls``
     node that knows where each element came from: ``pick`` applied to the positions."""
-    a = input._data
-    out = pick(a)
-    if out.base is not None:
-        out = out.copy()
-    if not _needs_grad(input):
-        return _wrap(out)
-    positions = pick(np.arange(a.size).reshape(a.shape))
-    return _wrap(out, node_cls((_edge(input),), positions, a.shape, index))
+    return node_cls.run((input,), input._data, pick=pick, index=index)
 
 
 def _index_array(index, op, allowed=(np.int64, np.int32)):
@@ -209,14 +59,6 @@ def _in_place(self, other, out_of_place):
     np.copyto(self._data, result._data, casting="unsafe")
     self._bump_version()
     return self
-
-
-def _diagonal_view(array, offset, dim1, dim2):
-    """numpy's diagonal, made writable as PyTorch's is (it views the same memory)."""
-    view = np.diagonal(array, offset, dim1, dim2)
-    if array.flags.writeable:
-        view.flags.writeable = True
-    return view
 
 
 # ------------------------------------------------------------------ new tensors like self
@@ -257,7 +99,7 @@ def type_as(self, other):
 def flip(input, dims):
     dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
     axes = input._dims(dims) if dims else ()
-    return _picked(input, lambda a: np.flip(a, axes), FlipBackward0)
+    return _picked(input, lambda a: np.flip(a, axes), ops.FlipBackward0)
 
 
 def repeat(input, *sizes):
@@ -270,7 +112,7 @@ def repeat(input, *sizes):
                            f"{input.ndim}-D tensor)")
     if any(n < 0 for n in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
-    return _picked(input, lambda a: np.tile(a, sizes), RepeatBackward0)
+    return _picked(input, lambda a: np.tile(a, sizes), ops.RepeatBackward0)
 
 
 def tile(input, dims):
@@ -291,9 +133,9 @@ def index_select(input, dim, index):
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                                f"{idx.size} value(s)")
         return _picked(input, lambda a: a.reshape(1)[idx].reshape(()),
-                       IndexSelectBackward0, idx)
+                       ops.IndexSelectBackward0, idx)
     return _picked(input, lambda a: np.take(a, idx.reshape(-1), axis=dim),
-                   IndexSelectBackward0, idx)
+                   ops.IndexSelectBackward0, idx)
 
 
 def masked_select(input, mask):
@@ -302,7 +144,7 @@ def masked_select(input, mask):
     m = mask._data
     shape = np.broadcast_shapes(input._data.shape, m.shape)
     return _picked(input, lambda a: np.broadcast_to(a, shape)[np.broadcast_to(m, shape)],
-                   MaskedSelectBackward0, m)
+                   ops.MaskedSelectBackward0, m)
 
 
 def roll(input, shifts, dims=None):
@@ -311,13 +153,13 @@ def roll(input, shifts, dims=None):
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                                "dims:0")
-        return _picked(input, lambda a: np.roll(a, shifts[0]), RollBackward0)
+        return _picked(input, lambda a: np.roll(a, shifts[0]), ops.RollBackward0)
     dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
     axes = tuple(input._dim(d) for d in dims)
-    return _picked(input, lambda a: np.roll(a, shifts, axes), RollBackward0)
+    return _picked(input, lambda a: np.roll(a, shifts, axes), ops.RollBackward0)
 
 
 def take(input, index):
@@ -327,7 +169,7 @@ def take(input, index):
     if bad.size:
         raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
                          f"{n} elements.")
-    return _picked(input, lambda a: a.reshape(-1)[idx], TakeBackward0, idx)
+    return _picked(input, lambda a: a.reshape(-1)[idx], ops.TakeBackward0, idx)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -354,7 +196,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     shape = list(input.shape)
     expanded = input.unsqueeze(dim + 1).expand(*shape[:dim + 1], n, *shape[dim + 1:])
     shape[dim] *= n
-    return expanded.reshape(shape)
+    return ops_shape.ClonedViewBackward0.run((expanded,), expanded._data, shape=tuple(shape))
 
 
 # ------------------------------------------------------------------ views
@@ -374,7 +216,7 @@ def unbind(input, dim=0):
     parts = tuple(select(input, dim, i) for i in range(input.shape[dim]))
     for part in parts:
         if part._grad_fn is not None:
-            part._grad_fn.__class__ = UnbindBackward0
+            part._grad_fn.__class__ = ops.UnbindBackward0
     return parts
 
 
@@ -392,7 +234,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     out = input[(slice(None),) * dim + (slice(start, start + length),)]
     if out._grad_fn is not None:  # a slice that keeps the whole dim is still a slice here
-        out._grad_fn.__class__ = d.SliceBackward0
+        out._grad_fn.__class__ = ops.SliceBackward0
     return out
 
 
@@ -424,25 +266,18 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     dim1, dim2 = input._dim(dim1), input._dim(dim2)
     if dim1 == dim2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    a = input._data
-    out = _wrap(_diagonal_view(a, offset, dim1, dim2))
-    if _needs_grad(input):
-        node = DiagonalBackward0((_edge(input),), a.shape, offset, dim1, dim2)
-        out._set_grad_fn(note_viewed(node, a, out._data))
-    return out
+    return ops.DiagonalBackward0.run((input,), input._data, offset=offset, dim1=dim1,
+                                     dim2=dim2)
 
 
 def diag(input, diagonal=0):
     """A vector -> the matrix with it on a diagonal; a matrix -> that diagonal (a copy)."""
     a = input._data
     if a.ndim == 1:
-        out = _wrap(np.diag(a, diagonal))
-        if _needs_grad(input):
-            out._set_grad_fn(DiagEmbedBackward0((_edge(input),), diagonal))
-        return out
+        return ops.DiagEmbedBackward0.run((input,), a, offset=diagonal)
     if a.ndim != 2:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {a.ndim}D")
-    return _picked(input, lambda m: np.diag(m, diagonal), DiagonalBackward0_copy)
+    return _picked(input, lambda m: np.diag(m, diagonal), ops.DiagonalBackward0_copy)
 
 
 def trace(input):
@@ -452,10 +287,7 @@ def trace(input):
     if a.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {a.ndim}")
     dtype = a.dtype if a.dtype.kind in "fc" else np.int64  # integers sum as int64
-    out = _wrap(np.asarray(np.trace(a, dtype=dtype)))
-    if _needs_grad(input):
-        out._set_grad_fn(TraceBackward0((_edge(input),), a.shape, 0, 0, 1))
-    return out
+    return ops.TraceBackward0.run((input,), a, dtype=dtype)
 
 
 # ------------------------------------------------------------------ masks of matrices
@@ -469,11 +301,8 @@ def _triangle(input, diagonal, lower):
     keep = np.tri(rows, cols, diagonal, dtype=bool)
     if not lower:
         keep = ~np.tri(rows, cols, diagonal - 1, dtype=bool)
-    out = _wrap(np.where(keep, a, np.zeros((), a.dtype)))
-    if _needs_grad(input):
-        node_cls = TrilBackward0 if lower else TriuBackward0
-        out._set_grad_fn(node_cls((_edge(input),), keep))
-    return out
+    node_cls = ops.TrilBackward0 if lower else ops.TriuBackward0
+    return node_cls.run((input,), a, keep=keep)
 
 
 def tril(input, diagonal=0):
@@ -518,9 +347,9 @@ def _scatter_key(input, dim, index, src_shape, op):
     return tuple(key), idx
 
 
-def _leading(s, idx):
+def _lead(idx):
     """The part of ``src`` that scatter uses: its leading corner of the index's shape."""
-    return s.reshape(s.shape or (1,))[tuple(slice(n) for n in idx.shape)]
+    return tuple(slice(n) for n in idx.shape)
 
 
 def _source(input, src, op):
@@ -539,34 +368,20 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         src = value
     is_tensor = isinstance(src, Tensor)
     key, idx = _scatter_key(input, dim, index, src.shape if is_tensor else None, "scatter")
-    a = input._data
-    out = a.copy().reshape(a.shape or (1,))
     if is_tensor:
         s = _source(input, src, "scatter")
-        out[key] = _leading(s, idx)
-    else:
-        out[key] = src
-    out = _wrap(out.reshape(a.shape))
-    if is_tensor and _needs_grad(input, src):
-        out._set_grad_fn(ScatterBackward0((_edge(input), _edge(src)), key, idx,
-                                          src._data.shape))
-    elif not is_tensor and _needs_grad(input):
-        out._set_grad_fn(ScatterBackward1((_edge(input),), key, idx, None))
-    return out
+        return ops.ScatterBackward0.run((input, src), input._data, s, key=key,
+                                        lead=_lead(idx), index=idx)
+    return ops.ScatterBackward1.run((input,), input._data, key=key, value=src, index=idx)
 
 
 def scatter_add(input, dim, index, src):
     """A copy with ``src``'s values added along ``dim`` at the positions ``index`` names
     (repeated positions add up)."""
     key, idx = _scatter_key(input, dim, index, src.shape, "scatter_add")
-    a, s = input._data, _source(input, src, "scatter_add")
-    out = a.copy().reshape(a.shape or (1,))
-    np.add.at(out, key, _leading(s, idx))
-    out = _wrap(out.reshape(a.shape))
-    if _needs_grad(input, src):
-        out._set_grad_fn(ScatterAddBackward0((_edge(input), _edge(src)), key, idx, s.shape,
-                                             overwrites=False))
-    return out
+    s = _source(input, src, "scatter_add")
+    return ops.ScatterAddBackward0.run((input, src), input._data, s, key=key, lead=_lead(idx),
+                                       index=idx)
 
 
 def _slices_key(input, dim, index, op, negative_ok):
@@ -594,13 +409,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     if (s.shape[dim] if s.ndim else 1) != n:
         raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({s.shape[dim] if s.ndim else 1}), for dim: {dim}")
-    out = a.copy()
-    np.add.at(out, key, s * alpha if alpha != 1 else s)
-    out = _wrap(out)
-    if _needs_grad(input, source):
-        out._set_grad_fn(IndexAddBackward0((_edge(input), _edge(source)), key[-1], dim, alpha,
-                                           s.shape))
-    return out
+    return ops.IndexAddBackward0.run((input, source), a, s, key=key, alpha=alpha)
 
 
 def index_fill(input, dim, index, value):
@@ -611,14 +420,10 @@ def index_fill(input, dim, index, value):
     if value_tensor is not None and value_tensor.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value_tensor.ndim} dimension(s).")
-    out = input._data.copy()
-    out[key] = value_tensor._data if value_tensor is not None else value
-    out = _wrap(out)
-    if value_tensor is not None and _needs_grad(input, value_tensor):
-        out._set_grad_fn(IndexFillBackward1((_edge(input), _edge(value_tensor)), key))
-    elif value_tensor is None and _needs_grad(input):
-        out._set_grad_fn(IndexFillBackward0((_edge(input),), key))
-    return out
+    if value_tensor is not None:
+        return ops.IndexFillBackward1.run((input, value_tensor), input._data,
+                                          value_tensor._data, key=key)
+    return ops.IndexFillBackward0.run((input,), input._data, key=key, value=value)
 
 
 def scatter_(self, dim, index, src=None, value=None, *, reduce=None):

@@ -18,8 +18,9 @@ import numpy as np
 from . import dtypes, printing
 from . import derivatives as d
 from .ops.op import Op
-from .ops import (activations, arithmetic, linalg, pointwise, reductions, selection,
-                  sorting)
+from .ops import (activations, arithmetic, indexing, linalg, pointwise, reductions,
+                  selection, sorting)
+from .ops import shape as ops_shape
 from .ops import softmax as softmax_ops
 from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
 from . import graph as _graph
@@ -449,35 +450,6 @@ def _broadcast_error(a, b, op):
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
 
 
-def _view_node_class(index, shape):
-    """The node of a basic index, named as PyTorch names it: PyTorch applies the items one
-    by one (select for an int, slice, unsqueeze for None), skips a slice that keeps a whole
-    dim inside a tuple, and the last step that did something names the grad_fn (an index
-    that does nothing gives an alias)."""
-    if type(index) is not tuple:
-        if index is None:
-            return d.IndexUnsqueezeBackward0
-        if index is Ellipsis:
-            return d.AliasBackward0
-        return d.SliceBackward0 if type(index) is slice else d.SelectBackward0
-    node_class = d.AliasBackward0
-    dim = 0
-    for k in index:
-        if k is None:
-            node_class = d.IndexUnsqueezeBackward0
-        elif k is Ellipsis:
-            dim += len(shape) - sum(1 for j in index if j is not None and j is not Ellipsis)
-        elif type(k) is int:
-            node_class = d.SelectBackward0
-            dim += 1
-        else:
-            if (k.start or 0) != 0 or k.stop is not None and k.stop < shape[dim] or (
-                    k.step or 1) != 1:
-                node_class = d.SliceBackward0
-            dim += 1
-    return node_class
-
-
 # How PyTorch reads an index (python_variable_indexing.cpp), which is not numpy's rule:
 # integers select first, one dimension at a time, so an integer never counts as an advanced
 # index; the arrays (int positions, bool masks) are then applied to what is left, with
@@ -702,8 +674,24 @@ def _forget_viewed(node):
     recorded (CopySlices), so what used the view before may still backward."""
     if getattr(node, "viewed", None) is not None:
         node.viewed = None
-    else:  # an Op view: it expects the version after the change (made just before)
-        node.versions[0] = node.tensors[0]._version
+    else:  # an Op view: forgotten as well, whatever changes its memory later
+        node.versions[0] = _ANY_VERSION
+
+
+class _AnyVersion:
+    """A version that every version equals: a forgotten view node's expectation."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = object.__hash__
+
+
+_ANY_VERSION = _AnyVersion()
 
 
 def _assigned(tensor, key, value):
@@ -1857,18 +1845,6 @@ class Tensor:
 
     # ----------------------------------------------------------------- shapes
 
-    def _reshaped(self, value, node_cls):
-        if value is self._data:  # np.squeeze(a, ()) gives a itself: a view op gives a view
-            value = value.view()
-        out = _wrap(value)
-        base = value.base
-        if base is not None and (base is self._data or base is self._data.base):
-            out._version_counter = self._counter()  # a view, not a copy: one counter for both
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(node_cls((_edge(self),), self._data.shape),
-                                         self._data, value))
-        return out
-
     def reshape(self, *shape):
         shape = _shape_args(shape)
         if shape.count(-1) > 1:
@@ -1883,11 +1859,13 @@ class Tensor:
                                "because the unspecified dimension size -1 can be any value "
                                "and is ambiguous")
         try:
-            value = self._data.reshape(shape)
+            a = self._data
+            node_class = ops_shape.ViewBackward0 if a.flags.c_contiguous \
+                else ops_shape.reshape_class(a, shape)
+            return node_class.run((self,), a, shape=shape)
         except ValueError:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                                f"{self._data.size}") from None
-        return self._reshaped(value, d.ViewBackward0)
 
     def view(self, *shape):
         """Like reshape, but only where no copy is needed (the result shares memory)."""
@@ -1925,16 +1903,16 @@ class Tensor:
         if not -n <= dim < n:
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-n}, {n - 1}], but got {dim})")
-        return self._reshaped(np.expand_dims(self._data, dim % n), d.UnsqueezeBackward0)
+        return ops_shape.UnsqueezeBackward0.run((self,), self._data, dim=dim % n)
 
     def squeeze(self, dim=None):
         a = self._data
         if dim is None:
-            return self._reshaped(a.reshape([n for n in a.shape if n != 1]), d.SqueezeBackward0)
+            return ops_shape.SqueezeBackward0.run((self,), a)
         # squeeze(()) squeezes nothing (for _dims, no dims means every dim)
         given = self._dims(dim) if isinstance(dim, int) or len(dim) else ()
         dims = [x for x in given if a.ndim and a.shape[x] == 1]
-        return self._reshaped(np.squeeze(a, axis=tuple(dims)), d.SqueezeBackward1)
+        return ops_shape.SqueezeBackward1.run((self,), a, dims=tuple(dims))
 
     def expand(self, *sizes):
         if not sizes:
@@ -1964,11 +1942,7 @@ class Tensor:
             raise RuntimeError(f"The expanded size of the tensor must match the existing size "
                                f"at each non-singleton dimension: cannot expand shape "
                                f"{list(a.shape)} to {list(sizes)}") from None
-        out = _wrap(value)
-        out._version_counter = self._counter()
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.ExpandBackward0((_edge(self),), a.shape), a, value))
-        return out
+        return ops_shape.ExpandBackward0.run((self,), a, value=value)
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -1986,22 +1960,11 @@ class Tensor:
         dims = tuple(self._dim(x) for x in dims)
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
-        out = _wrap(self._data.transpose(dims))
-        out._version_counter = self._counter()
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.PermuteBackward0((_edge(self),), dims), self._data,
-                                         out._data))
-        return out
+        return ops_shape.PermuteBackward0.run((self,), self._data, dims=dims)
 
     def transpose(self, dim0, dim1):
         dim0, dim1 = self._dim(dim0), self._dim(dim1)
-        a = self._data
-        out = _wrap(np.swapaxes(a, dim0, dim1) if a.ndim else a.view())  # 0-dim: no axes
-        out._version_counter = self._counter()
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.TransposeBackward0((_edge(self),), dim0, dim1),
-                                         self._data, out._data))
-        return out
+        return ops_shape.TransposeBackward0.run((self,), self._data, dim0=dim0, dim1=dim1)
 
     swapaxes = transpose
 
@@ -2009,11 +1972,7 @@ class Tensor:
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D. Use transpose(dim0, dim1).")
-        out = _wrap(self._data.T)
-        out._version_counter = self._counter()
-        if _needs_grad(self):
-            out._set_grad_fn(note_viewed(d.TBackward0((_edge(self),)), self._data, out._data))
-        return out
+        return ops_shape.TBackward0.run((self,), self._data)
 
     @property
     def T(self):
@@ -2070,29 +2029,17 @@ class Tensor:
         a = self._data
         try:
             index, advanced = _to_index(key, a)
-            if advanced is None:
-                value = a[index]
-                if type(value) is not np.ndarray:
-                    value = _element_view(a, index)
-            else:
-                value = (a if index is None else a[index])[advanced]
-                if value.base is not None:  # numpy's own temporary, not a view of ``a``:
-                    value = value.copy()    # the result owns its memory, as in PyTorch
+            if advanced is not None:
+                return indexing.IndexBackward0.run((self,), a, first=index, key=advanced)
+            if _GradMode.enabled:
+                node_class = indexing.view_node_class(index, a.shape) if self._requires_grad \
+                    else indexing.SliceBackward0
+                out = node_class.run((self,), a, key=index)
+                out._view = (self, index)  # so an in-place change of out can be recorded in self
+                return out
+            return indexing.SliceBackward0.run((self,), a, key=index)  # a view: one version
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
-        out = _wrap(value)
-        if advanced is None:
-            out._version_counter = self._counter()  # a view: one version counter for both
-            if _GradMode.enabled:
-                out._view = (self, index)  # so an in-place change of out can be recorded in self
-        if _needs_grad(self):
-            if advanced is not None:
-                node = d.IndexBackward0((_edge(self),), a.shape, advanced, index)
-            else:
-                node_cls = _view_node_class(index, a.shape)
-                node = note_viewed(node_cls((_edge(self),), a.shape, index), a, value)
-            out._set_grad_fn(node)
-        return out
 
     def __setitem__(self, key, value):
         a = self._data
@@ -2175,11 +2122,8 @@ class Tensor:
                                    f"size {a1.shape[dim]}")
         key = list(np.indices(idx1.shape, sparse=True))
         key[dim] = idx1
-        key = tuple(key)
-        out = _wrap(a1[key].reshape(idx.shape))
-        if _needs_grad(self):
-            out._set_grad_fn(d.GatherBackward0((_edge(self),), idx1, a.shape, dim))
-        return out
+        return indexing.GatherBackward0.run((self,), a, key=tuple(key), index=idx1,
+                                             shape=idx.shape)
 
     # ----------------------------------------------------------------- in-place updates
 
@@ -2932,10 +2876,9 @@ def stack(tensors, dim=0):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     dim %= n
-    out = _wrap(np.stack(arrays, axis=dim))
-    if _needs_grad(*tensors):
-        out._set_grad_fn(d.StackBackward0(tuple(_edge(t) for t in tensors), dim))
-    return out
+    if not _needs_grad(*tensors):
+        return _wrap(np.stack(arrays, axis=dim))
+    return ops_shape.StackBackward0.run(tensors, *arrays, dim=dim)
 
 
 def cat(tensors, dim=0):
@@ -2953,16 +2896,15 @@ def cat(tensors, dim=0):
     dim = _wrap(joined[0])._dim(dim) if joined else 0
     joined = joined or arrays
     try:
-        value = np.concatenate(joined, axis=dim)
+        if not _needs_grad(*tensors):
+            return _wrap(np.concatenate(joined, axis=dim))
+        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
+                 for a in arrays]
+        return ops_shape.CatBackward0.run(tensors, *arrays, joined=joined, dim=dim,
+                                          sizes=sizes)
     except ValueError:
         raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}: got shapes "
                            f"{[list(a.shape) for a in arrays]}") from None
-    out = _wrap(value)
-    if _needs_grad(*tensors):
-        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
-                 for a in arrays]
-        out._set_grad_fn(d.CatBackward0(tuple(_edge(t) for t in tensors), dim, sizes))
-    return out
 
 
 def where(condition, input=None, other=None):

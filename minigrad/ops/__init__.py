@@ -13,6 +13,9 @@ grouped by family:
 * ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
   ``clamp``, ``masked_fill``, ``where``;
 * ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``shape.py``: reshape/view, (un)squeeze, expand, permute, transpose, stack and cat;
+* ``indexing.py``: ``x[key]``, gather, and the ops that pick, place or overwrite elements
+  (flip, index_select, take, diagonal, tril, scatter, index_add, ...);
 * ``convolution.py``: ``F.conv2d`` (with im2col and col2im, its backward's ops) and ``F.pad``;
 * ``pooling.py``: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``;
 * ``normalization.py``: ``F.layer_norm`` and ``F.batch_norm``;
