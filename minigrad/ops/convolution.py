@@ -135,7 +135,7 @@ class Im2ColBackward0(Op):
         return im2col(x, *geometry)
 
     def backward(self, grad):
-        return fold(grad, self.shapes[0][2:], self.geometry)
+        return fold(grad, self.input_shape(0)[2:], self.geometry)
 
 
 class Col2ImBackward0(Op):
@@ -186,7 +186,7 @@ class ConvolutionBackward0(Op):
         grad_x = grad_w = grad_b = None
         if needs_x:
             grad_cols = (formulas.transpose_last(w) @ g).reshape(n, -1, out_h * out_w)
-            grad_x = fold(grad_cols, self.shapes[0][2:], self.geometry)
+            grad_x = fold(grad_cols, self.input_shape(0)[2:], self.geometry)
         if needs_w:
             if not _is_array(grad):  # the windows of x as a recorded function of x
                 cols = unfold(x, self.geometry)

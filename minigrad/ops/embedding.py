@@ -38,9 +38,9 @@ class EmbeddingBackward0(Op):
     def backward(self, grad, indices):
         indices = _array(indices)
         if _is_array(grad):
-            return dense_backward(grad, indices, self.shapes[0][0], self.padding_idx)
+            return dense_backward(grad, indices, self.input_shape(0)[0], self.padding_idx)
         return EmbeddingDenseBackwardBackward0.run(
-            (grad,), indices=indices, rows=self.shapes[0][0], padding_idx=self.padding_idx)
+            (grad,), indices=indices, rows=self.input_shape(0)[0], padding_idx=self.padding_idx)
 
 
 def dense_backward(grad, indices, rows, padding_idx):

@@ -109,7 +109,7 @@ class SliceBackward0(Op):
         return _element_view(a, key)
 
     def backward(self, grad):
-        return placed(grad, self.shapes[0], self.key)
+        return placed(grad, self.input_shape(0), self.key)
 
 
 SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
@@ -176,7 +176,7 @@ class AsStridedBackward0(Op):
         self.output_at = None
 
     def backward(self, grad):
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         if _is_array(grad):
             out = np.zeros(shape, dtype=grad.dtype)
             _view_at(out, self.path)[...] = grad
@@ -207,7 +207,7 @@ class IndexBackward0(Op):
         return value
 
     def backward(self, grad, *index_arrays):
-        return put(grad, self.shapes[0], self.first, self.key)
+        return put(grad, self.input_shape(0), self.first, self.key)
 
 
 class IndexBackwardBackward0(Op):
@@ -252,7 +252,7 @@ class GatherBackward0(Op):
         return a.reshape(_one_d(a.shape))[key].reshape(shape)
 
     def backward(self, grad, index):
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         picked = grad.reshape(_array(index).shape)
         return put(picked, _one_d(shape), None, self.key).reshape(shape)
 
@@ -279,7 +279,7 @@ class PickBackward(Op):
         return out
 
     def backward(self, grad, positions, *index):
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         return put_flat(grad.reshape(-1), _array(positions).reshape(-1),
                         int(np.prod(shape))).reshape(shape)
 
@@ -356,7 +356,7 @@ class DiagonalBackward0(Op):
         return _diagonal_view(a, offset, dim1, dim2)
 
     def backward(self, grad):
-        return diagonal_placed(grad, self.shapes[0], self.offset, self.dims)
+        return diagonal_placed(grad, self.input_shape(0), self.offset, self.dims)
 
 
 class DiagonalBackwardBackward0(Op):
@@ -397,7 +397,7 @@ class TraceBackward0(Op):
         return np.asarray(np.trace(a, dtype=dtype))
 
     def backward(self, grad):
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         return diagonal_placed(formulas.expand_to(grad, (min(shape),)), shape, 0, (0, 1))
 
 
@@ -502,7 +502,7 @@ class IndexAddBackward0(Op):
     def backward(self, grad, index):
         grad_s = None
         if self.needs_input_grad[1]:
-            grad_s = (indexed(grad, None, self.key) * self.alpha).reshape(self.shapes[1])
+            grad_s = (indexed(grad, None, self.key) * self.alpha).reshape(self.input_shape(1))
         return grad, grad_s
 
 

@@ -223,7 +223,7 @@ class NllLossBackward0(Op):
             scale = picked_weight * scale
         if valid is not None:  # 0, even when all are ignored (total 0: scale is inf)
             scale = formulas.keep_where(valid, scale)
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         if _is_array(grad):
             out = np.zeros(shape, dtype=grad.dtype)
             out[self.key] = scale  # each (sample, position) has one target: no repeats

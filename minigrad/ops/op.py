@@ -125,28 +125,21 @@ class Op(Node):
         op.output_at = None
         result = cls.wrap(out, op)
         if op.saved or cls.is_view:
-            op._note_versions(tensors, out, result)
+            # the versions backward checks (_check_versions); a view shares its input's counter
+            op.versions = [0 if t is None or t._version_counter is None
+                           else t._version_counter._version for t in tensors]
+            if cls.is_view:
+                result._version_counter = tensors[0]._counter()
+            k = 0
+            for value in op.saved:
+                if value is out:  # the output is saved: remember its version too
+                    counter = result._version_counter
+                    if counter is None:
+                        counter = result._version_counter = VersionCounter()
+                    op.output_at = k
+                    op.output_version = (counter, counter._version)
+                k += 1
         return result
-
-    def _note_versions(self, tensors, out, result):
-        """Remember the version of each input (and of a saved output), for the check backward
-        makes (``_check_versions``); a view shares its input's version counter."""
-        versions = []
-        for t in tensors:
-            counter = None if t is None else t._version_counter
-            versions.append(0 if counter is None else counter._version)
-        self.versions = versions
-        if self.is_view:
-            result._version_counter = tensors[0]._counter()
-        k = 0
-        for value in self.saved:
-            if value is out:
-                counter = result._version_counter
-                if counter is None:
-                    counter = result._version_counter = VersionCounter()
-                self.output_at = k
-                self.output_version = (counter, counter._version)
-            k += 1
 
     def _check_versions(self):
         """Raise PyTorch's error if a tensor this op saved was changed in place since (its
@@ -214,6 +207,11 @@ class Op(Node):
     def shapes(self):
         """The shape of each input, as forward saw it."""
         return tuple([np.shape(a) for a in self.arrays])
+
+    def input_shape(self, i):
+        """The shape of input ``i``, as forward saw it."""
+        array = self.arrays[i]
+        return array.shape if type(array) is _ndarray else np.shape(array)
 
     def saved_tensors(self, like):
         """The saved values as Tensors that carry their history (for create_graph): an input

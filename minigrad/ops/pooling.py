@@ -90,9 +90,9 @@ class MaxPool2DWithIndicesBackward0(Op):
     def backward(self, grad, which, x):
         which = _array(which)
         if _is_array(grad):
-            return scatter_max(grad, which, self.geometry, self.shapes[0])
+            return scatter_max(grad, which, self.geometry, self.input_shape(0))
         return MaxPool2DWithIndicesBackwardBackward0.run(
-            (grad,), which=which, geometry=self.geometry, shape=self.shapes[0])
+            (grad,), which=which, geometry=self.geometry, shape=self.input_shape(0))
 
 
 def pick(x, which, geometry):
@@ -189,9 +189,9 @@ class AvgPool2DBackward0(Op):
 
     def backward(self, grad, x):
         if _is_array(grad):
-            return spread(grad, self.geometry, self.shapes[0])
+            return spread(grad, self.geometry, self.input_shape(0))
         return AvgPool2DBackwardBackward0.run((grad,), geometry=self.geometry,
-                                              shape=self.shapes[0])
+                                              shape=self.input_shape(0))
 
 
 class AvgPool2DBackwardBackward0(Op):

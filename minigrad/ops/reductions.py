@@ -77,7 +77,7 @@ class SumBackward0(Op):
         return np.asarray(a.sum(keepdims=keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        return _spread_to(grad, self.shapes[0])
+        return _spread_to(grad, self.input_shape(0))
 
 
 class SumBackward1(Op):
@@ -89,7 +89,7 @@ class SumBackward1(Op):
         return np.asarray(a.sum(axis=dims, keepdims=keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        return _spread_to(_restore(grad, self.dims, self.keepdim), self.shapes[0])
+        return _spread_to(_restore(grad, self.dims, self.keepdim), self.input_shape(0))
 
 
 class MeanBackward0(Op):
@@ -100,7 +100,7 @@ class MeanBackward0(Op):
         return np.asarray(mean(a, None, keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         return _spread_to(grad / max(int(np.prod(shape)), 1), shape)
 
 
@@ -113,7 +113,7 @@ class MeanBackward1(Op):
         return np.asarray(mean(a, dims, keepdim), dtype=a.dtype)
 
     def backward(self, grad):
-        shape = self.shapes[0]
+        shape = self.input_shape(0)
         count = max(int(np.prod([shape[d] for d in self.dims])), 1)
         return _spread_to(_restore(grad, self.dims, self.keepdim) / count, shape)
 

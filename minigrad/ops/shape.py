@@ -32,7 +32,7 @@ class ViewBackward0(Op):
         return out
 
     def backward(self, grad):
-        return grad.reshape(self.shapes[0])
+        return grad.reshape(self.input_shape(0))
 
 
 class UnsafeViewBackward0(ViewBackward0):

@@ -42,7 +42,7 @@ class _PickBackward(Op):
     def backward(self, grad, indices=None):
         if indices is None:
             return grad
-        return scatter_along(grad, indices, self.axis, self.shapes[0])
+        return scatter_along(grad, indices, self.axis, self.input_shape(0))
 
 
 class SortBackward0(_PickBackward):
