@@ -7,7 +7,8 @@ names, so ``(x * y).grad_fn`` prints ``<MulBackward0>`` in both. Numpy only: no 
 
 import numpy as np
 
-from .graph import Node, unbroadcast
+from .graph import Node
+from .ops.formulas import sum_to
 # made by Tensor's in-place changes of views, with ViewCopySlices below
 from .ops.indexing import AsStridedBackward0, _view_at  # noqa: F401
 
@@ -94,7 +95,7 @@ class CopyBackwards(Node):
     def apply(self, grad):
         grad_src = None
         if self.inputs[1] is not None:
-            grad_src = unbroadcast(grad, self.src_shape).astype(self.src_dtype, copy=False)
+            grad_src = sum_to(grad, self.src_shape).astype(self.src_dtype, copy=False)
         return np.zeros_like(grad), grad_src
 
 
@@ -144,7 +145,7 @@ class IndexPutBackward0(Node):
             part = (grad if self.first is None else grad[self.first])[self.key]
             if part.ndim < len(self.value_shape):  # a value with extra leading dims of size 1
                 part = part.reshape((1,) * (len(self.value_shape) - part.ndim) + part.shape)
-            grad_value = unbroadcast(part, self.value_shape)
+            grad_value = sum_to(part, self.value_shape)
         return grad_self, grad_value
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from .ops import linalg, pointwise
 from .random import numpy_rng
-from .tensor import Tensor, _edge, _needs_grad, _wrap
+from .tensor import Tensor, _wrap
 
 __all__ = ["log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial", "histc", "histogram"]
 

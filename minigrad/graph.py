@@ -39,7 +39,7 @@ import numpy as np
 __all__ = [
     "Node", "AccumulateGrad", "GradientEdge", "get_gradient_edge", "backward", "execution_order",
     "propagate", "mark_changed_in_place", "note_viewed", "VersionCounter",
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "unbroadcast",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
 ]
 
 
@@ -436,21 +436,6 @@ def get_gradient_edge(tensor):
                            "does not require gradients")
     return GradientEdge(node, 0)
 
-
-def unbroadcast(grad, shape):
-    """Sum ``grad`` down to ``shape``: the backward of numpy broadcasting."""
-    if grad.shape == shape:
-        return grad
-    extra = grad.ndim - len(shape)
-    if extra:
-        grad = grad.sum(axis=tuple(range(extra)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return grad
-
-
-# ---------------------------------------------------------------------------- the engine
 
 def execution_order(roots):
     """The nodes reachable from ``roots`` in the order backward runs them.

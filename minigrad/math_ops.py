@@ -16,7 +16,6 @@ import numpy as np
 
 from . import dtypes
 from .extra_ops import _scalar_name
-from .graph import Node, unbroadcast
 from .ops import arithmetic, linalg, pointwise, reductions, softmax, sorting
 from .random import numpy_rng
 from .tensor import Tensor, _edge, _needs_grad, _wrap

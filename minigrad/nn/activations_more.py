@@ -13,7 +13,7 @@ import numpy as np
 
 from ..ops import activations as ops
 from ..ops.convolution import ConstantPadNdBackward0
-from ..tensor import Tensor, _edge, _needs_grad, _wrap
+from ..tensor import _needs_grad, _wrap
 from ._arguments import _expect_tensor
 from .module import Module
 from .parameter import Parameter

@@ -10,11 +10,10 @@ import warnings
 
 import numpy as np
 
-from .. import derivatives as d
 from ..ops import linalg
 from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
-from ..tensor import _edge, _needs_grad, _wrap
+from ..tensor import _wrap
 from ._arguments import _expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
 from .conv import conv2d  # noqa: F401  (F.conv2d)

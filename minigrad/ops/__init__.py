@@ -13,6 +13,9 @@ grouped by family:
 * ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
   ``clamp``, ``masked_fill``, ``where``;
 * ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer;
+* ``softmax.py``: ``softmax``, ``log_softmax``, ``logsumexp``;
+* ``sorting.py``: ops that pick elements by position: ``sort``, ``topk``, ``median``,
+  ``max``/``min`` along a dim;
 * ``shape.py``: reshape/view, (un)squeeze, expand, permute, transpose, stack and cat;
 * ``indexing.py``: ``x[key]``, gather, and the ops that pick, place or overwrite elements
   (flip, index_select, take, diagonal, tril, scatter, index_add, ...);
