@@ -1,8 +1,10 @@
-"""The local derivative of every op: one ``Node`` subclass per op (chapters 3 and 5).
+"""The nodes of in-place changes recorded in the graph: ``fill_``, ``copy_``, ``x[...] = v``
+and a change made through a view (chapters 4 and 5).
 
-Each node gets the gradient of its op's output as a numpy array and returns one gradient
-per input (``None`` where that input needs none). Names follow PyTorch's ``grad_fn``
-names, so ``(x * y).grad_fn`` prints ``<MulBackward0>`` in both. Numpy only: no Tensor.
+Every other op is an ``Op`` class in ``minigrad/ops/`` (forward and backward together).
+These five are still hand-written ``Node`` subclasses: they take and return numpy arrays,
+so ``create_graph=True`` refuses to pass through an in-place change (a clear error, not a
+silently wrong second derivative).
 """
 
 import numpy as np
