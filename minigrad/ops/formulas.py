@@ -28,8 +28,8 @@ def sum_to(grad, shape):
     added = grad.ndim - len(shape)
     if added:  # 1. dimensions that broadcasting added on the left: summed away
         grad = sum_over(grad, tuple(range(added)))
-    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    if stretched:  # 2. dimensions where the input had size 1: summed, keeping the 1
+    if grad.shape != shape:  # 2. dimensions where the input had size 1: summed, keeping the 1
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
         grad = sum_over(grad, stretched, keepdims=True)
     return grad
 

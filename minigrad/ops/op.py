@@ -189,19 +189,22 @@ class Op(Node):
             grads = self.backward(grad, *saved)
         else:
             grads = self.backward(grad, *self.saved_tensors(grad))
-        if type(grads) is not tuple:
-            grads = (grads,)
         # Each gradient summed back to its input's shape (the input of an edge is a tensor,
-        # so its ``array`` an array). Speed: one input, without the loop.
-        if len(grads) == 1:
-            g = grads[0]
-            if g is None or self.inputs[0] is None:
+        # so its ``array`` is an array).
+        arrays, inputs = self.arrays, self.inputs
+        if type(grads) is not tuple:  # one input, one gradient
+            if grads is None or inputs[0] is None:
                 return (None,)
-            shape = self.arrays[0].shape
-            return (g if g.shape == shape else formulas.sum_to(g, shape),)
-        return tuple([None if node is None or g is None else
-                      g if g.shape == array.shape else formulas.sum_to(g, array.shape)
-                      for g, array, node in zip(grads, self.arrays, self.inputs)])
+            shape = arrays[0].shape
+            return (grads if grads.shape == shape else formulas.sum_to(grads, shape),)
+        result = []
+        for i, g in enumerate(grads):
+            if g is None or inputs[i] is None:
+                result.append(None)
+            else:
+                shape = arrays[i].shape
+                result.append(g if g.shape == shape else formulas.sum_to(g, shape))
+        return tuple(result)
 
     @property
     def shapes(self):
