@@ -545,11 +545,11 @@ def _owned_gradients(arrived, given):
     leaf per step). Only an array that nothing else refers to: not one the caller passed
     in, nor one that another tensor also received (PyTorch, too, keeps a gradient nobody
     else holds)."""
-    uses = {}
-    for grad in (*given, *given, *arrived.values()):  # what the caller gave: never owned
-        key = id(_memory_of(grad))
+    memory = {node: id(_memory_of(grad)) for node, grad in arrived.items()}
+    uses = dict.fromkeys([id(_memory_of(grad)) for grad in given], 2)  # the caller's: never
+    for key in memory.values():
         uses[key] = uses.get(key, 0) + 1
-    return {node for node, grad in arrived.items() if uses[id(_memory_of(grad))] == 1}
+    return {node for node, key in memory.items() if uses[key] == 1}
 
 
 def release_graph(order):
