@@ -37,7 +37,6 @@ _SEQUENCE_AS_TUPLE = (
     "reads x[[0, [1]]] as x[0, [1]], and so does minigrad): use x[tuple(seq)] instead of "
     "x[seq], or x[torch.tensor(seq)] for an index tensor.")
 
-
 _BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
               "are valid indices (got {})")
 

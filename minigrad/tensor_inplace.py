@@ -3,7 +3,7 @@
 An in-place op changes a tensor's memory, so it bumps the version counter (backward then
 refuses saved values that changed), refuses leaves that require grad, and is recorded for
 backward when the tensor is part of a graph, through the view it was made from if it is one.
-Optimizers and ``zero_grad`` live on the fast path at the top of ``add_`` and ``mul_``.
+The optimizers' updates take the fast path at the top of ``add_`` and ``mul_``.
 """
 
 import warnings
@@ -27,7 +27,6 @@ LEAF_INPLACE = (
     "a leaf Variable that requires grad is being used in an in-place operation. "
     "To change a parameter by hand, do it without recording: `with minigrad.no_grad(): "
     "w -= lr * w.grad` (that is what optimizer.step() does).")
-
 
 VIEW_INPLACE = (
     "an in-place operation on a view of another tensor's memory (a slice x[...], x.T, "
@@ -60,6 +59,8 @@ class InPlaceMethods:
 
     __slots__ = ()
 
+    # ----------------------------------------------------------------- in-place updates
+
     def relu_(self):
         """ReLU in place (``nn.ReLU(inplace=True)``): the tensor itself holds the result."""
         if self._data.dtype.kind == "b":
@@ -81,8 +82,6 @@ class InPlaceMethods:
         np.copyto(_writable(self._data), out._data)
         self._bump_version()
         return self
-
-    # ----------------------------------------------------------------- in-place updates
 
     def _check_inplace(self, other=None, overlapping=False):
         """True when the update must be recorded in the graph. Raises for a leaf that

@@ -26,8 +26,6 @@ Tensor = _wrap = _extra = _math = None
 
 
 MaxResult = namedtuple("max", ["values", "indices"])
-
-
 MinResult = namedtuple("min", ["values", "indices"])
 
 
@@ -49,6 +47,8 @@ class MathMethods:
 
     __slots__ = ()
 
+    # ----------------------------------------------------------------- elementwise functions
+
     def sign(self):
         """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
         return pointwise.SignBackward0.run((self,), self._data)
@@ -64,8 +64,6 @@ class MathMethods:
         a = self._data
         out = np.asarray(fn(a, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
         return _wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
-
-    # ----------------------------------------------------------------- elementwise functions
 
     def _float_data(self):
         """The values as floats: integer tensors become float32 (exp, log, ... of ints)."""

@@ -144,8 +144,6 @@ def _bound_as_number(bound):
 
 
 _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
-
-
 _KIND_NAMES = {"b": "Bool", "u": "Long", "i": "Long", "f": "Float", "c": "ComplexFloat"}
 
 
@@ -194,8 +192,6 @@ def _broadcast_error(a, b, op):
                 "one of them is 1 (use unsqueeze/reshape to add a dimension of size 1).")
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
 
-
-# --------------------------------------------------------------------- functions on tensors
 
 def _one_dim(op, dim, hint=""):
     """PyTorch's TypeError for ops that take a single dim (an int), not a tuple of them."""

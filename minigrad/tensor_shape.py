@@ -41,6 +41,8 @@ class ShapeMethods:
 
     __slots__ = ()
 
+    # ----------------------------------------------------------------- shapes
+
     def clone(self):
         return pointwise.CloneBackward0.run((self,), self._data)
 
@@ -53,8 +55,6 @@ class ShapeMethods:
 
     def is_contiguous(self):
         return bool(self._data.flags.c_contiguous)
-
-    # ----------------------------------------------------------------- shapes
 
     def reshape(self, *shape):
         shape = _shape_args(shape)
