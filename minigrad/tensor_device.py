@@ -7,7 +7,6 @@
 import numpy as np
 
 
-
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``minigrad.Size([2, 3])``."""
     __slots__ = ()
