@@ -576,7 +576,7 @@ def _hand_over(**names):
 
 _hand_over(Tensor=Tensor, _wrap=_wrap, _edge=_edge)
 
-from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; the mixins' methods delegate)
+from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; mixins delegate)
 from . import shape_ops as _shape  # noqa: E402  (as extra_ops)
 from . import math_ops as _math  # noqa: E402  (the same, for math_ops.py)
 

@@ -1,4 +1,5 @@
-"""In-place methods: ``add_``, ``+=``, ``mul_``, ``zero_``, ``fill_``, ``copy_``, ... (chapters 4 and 8).
+"""In-place methods: ``add_``, ``+=``, ``mul_``, ``zero_``, ``fill_``, ``copy_``, ...
+(chapters 4 and 8).
 
 An in-place op changes a tensor's memory, so it bumps the version counter (backward then
 refuses saved values that changed), refuses leaves that require grad, and is recorded for
