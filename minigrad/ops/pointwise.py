@@ -4,7 +4,7 @@ Each op's forward, what it saves and its backward, in one class named like PyTor
 
 An element's derivative depends on that element alone, so every backward is the gradient
 times a slope of the same shape. Forward gets the input already as floats where the op
-needs them (``Tensor._float_data``); the callers in ``tensor.py``, ``math_ops.py`` and
+needs them (``Tensor._float_data``); the callers in ``tensor_math.py``, ``math_ops.py`` and
 ``extra_ops.py`` check arguments and call ``run``.
 """
 

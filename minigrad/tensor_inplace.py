@@ -1,0 +1,449 @@
+"""In-place methods: ``add_``, ``+=``, ``mul_``, ``zero_``, ``fill_``, ``copy_``, ...
+(chapters 4 and 8).
+
+An in-place op changes a tensor's memory, so it bumps the version counter (backward then
+refuses saved values that changed), refuses leaves that require grad, and is recorded for
+backward when the tensor is part of a graph, through the view it was made from if it is one.
+The optimizers' updates take the fast path at the top of ``add_`` and ``mul_``.
+"""
+
+import warnings
+
+import numpy as np
+
+from . import derivatives as d
+from .graph import VersionCounter, _GradMode, mark_changed_in_place, note_viewed, saved_output_is
+from .tensor_functions import tensor_from
+from .tensor_indexing import _edges, _forget_viewed, _unchanged_view_nodes
+from .tensor_rules import (_bool_subtraction_error, _broadcast_error, _can_hold, _cannot_hold,
+                           _int_bounds, _int_operand, _kind, _needs_grad, _number_as,
+                           _OVERLAPPING_WRITE, _true_divide, _writable)
+
+# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
+# to look up per call but a global.
+Tensor = _wrap = _edge = _shape = None
+
+
+LEAF_INPLACE = (
+    "a leaf Variable that requires grad is being used in an in-place operation. "
+    "To change a parameter by hand, do it without recording: `with minigrad.no_grad(): "
+    "w -= lr * w.grad` (that is what optimizer.step() does).")
+
+VIEW_INPLACE = (
+    "an in-place operation on a view of another tensor's memory (a slice x[...], x.T, "
+    "x.view(...), x.squeeze(), ...) cannot be recorded for backward: minigrad does not track "
+    "how the change reaches the tensor it views, so that tensor's gradient would be wrong. "
+    "Work out of place (y = x[:2] * 0), or assign through the tensor that owns the memory "
+    "(h[:2] = 0), which minigrad records.")
+
+
+def _direct(t, other):
+    """What ``t OP= other`` may use straight in numpy (``other``'s array, or a Python
+    number), or None when the general path must decide: something to record, another
+    dtype, a tensor that is not float, or memory that cannot be written."""
+    a = t._data  # (memory that cannot be written: numpy raises ValueError, as for shapes)
+    if a.dtype.kind != "f":
+        return None
+    if isinstance(other, Tensor):
+        if other._data.dtype is not a.dtype or (
+                _GradMode.enabled and (t._requires_grad or other._requires_grad)):
+            return None
+        return other._data
+    if type(other) is float or type(other) is int:
+        return None if _GradMode.enabled and t._requires_grad else other
+    return None
+
+
+class InPlaceMethods:
+    """The in-place methods (``add_``, ``+=``, ``zero_``, ``copy_``, ...) and how they
+    are recorded: the version counter, views, the checks."""
+
+    __slots__ = ()
+
+    # ----------------------------------------------------------------- in-place updates
+
+    def relu_(self):
+        """ReLU in place (``nn.ReLU(inplace=True)``): the tensor itself holds the result."""
+        if self._data.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
+        if self._check_inplace():
+            return self._record_in_place(lambda before: before.relu())
+        np.maximum(self._data, 0, out=self._data)
+        self._bump_version()
+        return self
+
+    def masked_fill_(self, mask, value):
+        """``masked_fill`` in place: the mask broadcasts to this tensor's shape, not beyond."""
+        if self._check_inplace(value, overlapping=True):
+            return self._record_in_place(lambda before: before.masked_fill(mask, value))
+        out = self.masked_fill(mask, value.detach() if isinstance(value, Tensor) else value)
+        if out._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(out.shape)}")
+        np.copyto(_writable(self._data), out._data)
+        self._bump_version()
+        return self
+
+    def _check_inplace(self, other=None, overlapping=False):
+        """True when the update must be recorded in the graph. Raises for a leaf that
+        requires grad (PyTorch's rule: nothing changes, and the error says what to do) and
+        for a view, whose change minigrad could not record in the tensor it views."""
+        t = other if isinstance(other, Tensor) else None
+        if not (overlapping or self._data.flags.writeable):
+            raise RuntimeError(_OVERLAPPING_WRITE)
+        if not _needs_grad(self, t) or self._data.dtype.kind not in "fc":
+            return False  # (an integer or bool tensor cannot require grad)
+        if self._grad_fn is None and self._requires_grad:
+            raise RuntimeError(LEAF_INPLACE)
+        if self._data.base is not None:
+            self._view_root()
+        return True
+
+    def _record_in_place(self, compute):
+        """An in-place op on a tensor in the graph, as PyTorch does it: the values change in
+        the tensor's own memory (views of it see them), the tensor gets the op's node, and a
+        node that saved the old values refuses backward afterwards. ``compute`` receives the
+        old values as a tensor of their own (a copy, kept by the new node) and returns the
+        result; nothing changes if it raises."""
+        if self._data.base is not None:
+            return self._record_in_place_on_view(compute)
+        result = compute(_wrap(self._data.copy(), self._grad_fn))
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
+                               f"output type {self.dtype}")
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._bump_version()
+        saved_output_is(result._grad_fn, result._data, self._data, self._version_counter)
+        self._set_grad_fn(result._grad_fn)
+        return self
+
+    def _view_root(self):
+        """``(root, path)`` for a view whose in-place change minigrad can record: made by
+        basic indexing in grad mode (perhaps of a view made the same way) of ``root``, which
+        owns the memory and is in the graph (not a leaf), so that every other view of it made
+        in grad mode has a node that refuses backward once the memory changes. Raises
+        otherwise: PyTorch's error for a view of a leaf, minigrad's for the rest."""
+        path, t = [], self
+        while getattr(t, "_view", None) is not None:
+            t, key = t._view
+            path.append(key)
+        if t._grad_fn is None and t._requires_grad and path:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation. " + LEAF_INPLACE.split(". ", 1)[1])
+        if not path or self._data.base is not t._data or t._grad_fn is None:
+            raise RuntimeError(VIEW_INPLACE)
+        return t, tuple(reversed(path))
+
+    def _record_in_place_on_view(self, compute):
+        """``_record_in_place`` for a view ``root[path]`` (PyTorch's CopySlices): the view's
+        memory changes, ``root`` gets a node that sends the gradient of the changed part to
+        the op and the rest to its old node, and the view becomes a view of the new ``root``."""
+        root, path = self._view_root()
+        old = _edge(root)
+        before = _wrap(self._data.copy())
+        if old is not None:
+            before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, path))
+        result = compute(before)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
+            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
+                               f"output type {self.dtype}")
+        chain = [self]
+        while len(chain) < len(path):
+            chain.append(chain[-1]._view[0])
+        unchanged = _unchanged_view_nodes(chain)
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._bump_version()
+        node = d.ViewCopySlices((old, _edge(result)), path)
+        root._set_grad_fn(node)
+        # This view and the views it was made from are views of the new root now. Their old
+        # nodes stay in the graph of what used them before the change, which was right.
+        for old_node in unchanged:
+            _forget_viewed(old_node)
+        for depth, t in zip(range(len(path), 0, -1), chain):
+            t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
+                                                            path[:depth]), root._data, t._data))
+        return self
+
+    def _inplace(self, other, ufunc, out_of_place, name):
+        b = _direct(self, other)
+        if b is not None:
+            a = self._data
+            try:
+                ufunc(a, b, out=a, casting="same_kind")
+            except ValueError:
+                pass  # the general path below gives PyTorch's error
+            else:
+                self._bump_version()
+                return self
+        if self._check_inplace(other):
+            return self._record_in_place(lambda before: out_of_place(before, other))
+        b = other._data if isinstance(other, Tensor) else other
+        if type(b) is int and self._data.dtype.kind in "iu":
+            b = _int_operand(b, self._data.dtype)
+        try:
+            ufunc(self._data, b, out=self._data, casting="same_kind")
+        except ValueError:
+            try:
+                shape = np.broadcast_shapes(self._data.shape, np.shape(b))
+            except ValueError:
+                raise _broadcast_error(self._data, b, name) from None
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(shape)} in {name}") from None
+        except TypeError:
+            # numpy's "same_kind" refused; PyTorch's rule decides (it allows int64 -> uint8).
+            # The result of a true division is a float even for two integers.
+            result = b if ufunc is not _true_divide or _kind(b) in "fc" else 1.0
+            if not _can_hold(self._data.dtype, result):
+                raise _cannot_hold(result, self) from None
+            ufunc(self._data, b, out=self._data, casting="unsafe")
+        self._bump_version()
+        return self
+
+    def __iadd__(self, other):
+        return self._inplace(other, np.add, Tensor.__add__, "+=")
+
+    def __isub__(self, other):
+        if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_) or (
+                isinstance(other, Tensor) and other._data.dtype.kind == "b"):
+            raise _bool_subtraction_error()
+        return self._inplace(other, np.subtract, Tensor.__sub__, "-=")
+
+    def __imul__(self, other):
+        return self._inplace(other, np.multiply, Tensor.__mul__, "*=")
+
+    def __itruediv__(self, other):
+        return self._inplace(other, _true_divide, Tensor.__truediv__, "/=")
+
+    # The ops an optimizer's step is made of (under no_grad) first try the direct path:
+    # ``_direct`` checks that nothing is recorded and the dtypes agree, then one numpy op
+    # writes into the tensor's memory (a shape that does not broadcast raises ValueError:
+    # the general path then gives PyTorch's error).
+
+    def add_(self, other, alpha=1):
+        """``self += alpha * other``."""
+        a = self._data
+        if type(other) is Tensor or isinstance(other, Tensor):  # _direct, inlined: the hot one
+            b = other._data
+            if (b.dtype is a.dtype and a.dtype.kind == "f"
+                    and not (_GradMode.enabled and (self._requires_grad or other._requires_grad))):
+                try:
+                    a += b if alpha == 1 else b * alpha  # (numpy's operator: np.add(out=a))
+                except ValueError:
+                    pass
+                else:
+                    counter = self._version_counter
+                    if counter is None:
+                        counter = self._version_counter = VersionCounter()
+                    counter._version += 1
+                    mark_changed_in_place(a)
+                    return self
+        elif (b := _direct(self, other)) is not None:
+            try:
+                np.add(a, b if alpha == 1 else b * alpha, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
+        return self.__iadd__(other * alpha if alpha != 1 else other)
+
+    def sub_(self, other, alpha=1):
+        """``self -= alpha * other``."""
+        b = _direct(self, other)
+        if b is not None:
+            a = self._data
+            try:
+                np.subtract(a, b if alpha == 1 else b * alpha, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
+        return self.__isub__(other * alpha if alpha != 1 else other)
+
+    def mul_(self, other):
+        a = self._data
+        if type(other) is float:  # buf.mul_(momentum): _direct and _bump_version, inlined
+            if a.dtype.kind == "f" and not (_GradMode.enabled and self._requires_grad):
+                try:
+                    a *= other
+                except ValueError:
+                    pass
+                else:
+                    counter = self._version_counter
+                    if counter is None:
+                        counter = self._version_counter = VersionCounter()
+                    counter._version += 1
+                    mark_changed_in_place(a)
+                    return self
+        return self.__imul__(other)
+
+    def div_(self, other):
+        return self.__itruediv__(other)
+
+    def addcmul_(self, tensor1, tensor2, value=1):
+        """``self += value * tensor1 * tensor2`` (computed in that order, as PyTorch does)."""
+        b1, b2 = _direct(self, tensor1), _direct(self, tensor2)
+        if b1 is not None and b2 is not None and type(value) in (int, float):
+            a = self._data
+            try:
+                np.add(a, b1 * value * b2, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
+        if self._check_inplace(tensor1) or self._check_inplace(tensor2):
+            return self._record_in_place(lambda before: before.addcmul(tensor1, tensor2, value))
+        return self.__iadd__(tensor1 * tensor2 * value)
+
+    def addcdiv_(self, tensor1, tensor2, value=1):
+        """``self += value * tensor1 / tensor2`` (computed in that order, as PyTorch does)."""
+        b1, b2 = _direct(self, tensor1), _direct(self, tensor2)
+        if b1 is not None and b2 is not None and type(value) in (int, float):
+            a = self._data
+            try:
+                np.add(a, b1 * value / b2, out=a)
+            except ValueError:
+                pass
+            else:
+                self._bump_version()
+                return self
+        if self._check_inplace(tensor1) or self._check_inplace(tensor2):
+            return self._record_in_place(lambda before: before.addcdiv(tensor1, tensor2, value))
+        return self.__iadd__(tensor1 / tensor2 * value)
+
+    def lerp_(self, end, weight):
+        """``self += weight * (end - self)``, in PyTorch's two forms (the other one, for a
+        weight of 0.5 or more, is exact at weight 1)."""
+        e = _direct(self, end)
+        if (e is not None and type(weight) in (int, float) and e.shape == self._data.shape
+                and self._data.flags.writeable):
+            a = self._data
+            if abs(weight) < 0.5:
+                a += weight * (e - a)
+            else:
+                np.subtract(e, (e - a) * (1 - weight), out=a)
+            self._bump_version()
+            return self
+        if self._check_inplace(end) or self._check_inplace(weight):
+            return self._record_in_place(lambda before: before.lerp(end, weight))
+        result = self.lerp(end, weight)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(result.shape)}")
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._bump_version()
+        return self
+
+    def clamp_(self, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        low = min.item() if isinstance(min, Tensor) else min
+        high = max.item() if isinstance(max, Tensor) else max
+        for bound in (low, high):
+            if bound is not None and not _can_hold(self._data.dtype, bound):
+                raise _cannot_hold(bound, self)  # int_tensor.clamp_(min=0.5)
+        if self._check_inplace():
+            return self._record_in_place(lambda before: before.clamp(low, high))
+        if self._data.dtype.kind in "iu":
+            low, high = _int_bounds(low, high, self._data.dtype)
+        np.clip(self._data, low, high, out=self._data)
+        self._bump_version()
+        return self
+
+    def zero_(self):
+        """Set every element to 0 in place (``x.grad.zero_()`` in chapter 4)."""
+        recorded = self._check_inplace(overlapping=True)
+        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+            return self._record_in_place(lambda before: _wrap(np.zeros_like(before._data)))
+        _writable(self._data).fill(0)
+        self._bump_version()
+        if recorded:
+            self._set_grad_fn(d.ZeroBackward0((_edge(self),)))
+        return self
+
+    def fill_(self, value):
+        """Set every element to ``value`` in place: a number, or a 0-dim tensor, which then
+        gets a gradient too (the sum of the gradient of every element)."""
+        value_tensor = value if isinstance(value, Tensor) else None
+        if value_tensor is not None:
+            if value_tensor.ndim != 0:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {value_tensor.ndim} dimensions.")
+            value = value_tensor.item()
+        recorded = self._check_inplace(value_tensor, overlapping=True)
+        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+            return self._record_in_place(
+                lambda before: _wrap(np.full_like(before._data, value)) if value_tensor is None
+                else value_tensor.to(self.dtype).expand(self.shape) * 1)
+        if value_tensor is None:
+            fill = _number_as(value, self._data.dtype)
+        else:  # a tensor's value is cast unchecked, as by .to(dtype)
+            with np.errstate(invalid="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                fill = value_tensor._data.astype(self._data.dtype)
+        _writable(self._data).fill(fill)
+        self._bump_version()
+        if recorded:
+            if value_tensor is None:
+                self._set_grad_fn(d.FillBackward2((_edge(self),)))
+            else:
+                self._set_grad_fn(d.FillBackward3(_edges(self, value_tensor),
+                                                  value_tensor._data.dtype))
+        return self
+
+    def copy_(self, src):
+        """Copy ``src``'s values into this tensor (broadcast to its shape, converted to its
+        dtype). In the graph, ``src`` gets the gradient and the old values none."""
+        src_t = src if isinstance(src, Tensor) else tensor_from(src)
+        recorded = self._check_inplace(src_t)
+        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+            return self._record_in_place(lambda _: src_t.expand(self.shape).to(self.dtype) * 1)
+        try:
+            np.copyto(self._data, src_t._data, casting="unsafe")
+        except ValueError:
+            raise _broadcast_error(self._data, src_t._data, "copy_") from None
+        self._bump_version()
+        if recorded:
+            self._set_grad_fn(d.CopyBackwards(_edges(self, src_t), src_t._data.shape,
+                                              src_t._data.dtype))
+        return self
+
+    def uniform_(self, a=0.0, b=1.0, generator=None):
+        from .random import numpy_rng
+        self._check_inplace()
+        self._data[...] = numpy_rng(generator).uniform(a, b, self._data.shape)
+        self._bump_version()
+        return self
+
+    def normal_(self, mean=0.0, std=1.0, generator=None):
+        from .random import numpy_rng
+        self._check_inplace()
+        self._data[...] = numpy_rng(generator).normal(mean, std, self._data.shape)
+        self._bump_version()
+        return self
+
+    def tril_(self, diagonal=0):
+        return _shape.tril_(self, diagonal)
+
+    def triu_(self, diagonal=0):
+        return _shape.triu_(self, diagonal)
+
+    def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
+        return _shape.scatter_(self, dim, index, src, value, reduce=reduce)
+
+    def scatter_add_(self, dim, index, src):
+        return _shape.scatter_add_(self, dim, index, src)
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return _shape.index_add_(self, dim, index, source, alpha=alpha)
+
+    def index_fill_(self, dim, index, value):
+        return _shape.index_fill_(self, dim, index, value)

@@ -1,0 +1,200 @@
+"""PyTorch's rules and messages that Tensor's methods share (chapter 5).
+
+How a Python number meets a tensor (dtype, integer wrap-around, range checks), which
+results an in-place op may keep (the kind order), the broadcast error that says which
+dimensions clash, and a few small checks.
+"""
+
+import math
+import numbers
+
+import numpy as np
+
+from . import dtypes
+from .graph import _GradMode
+
+# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
+# to look up per call but a global.
+Tensor = None
+
+
+_Number = (int, float, bool, np.number, np.bool_)
+
+
+_OVERLAPPING_WRITE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location (an expanded tensor). Please clone() the tensor before performing the "
+    "operation.")
+
+
+def _needs_grad(*tensors):
+    if not _GradMode.enabled:
+        return False
+    for t in tensors:
+        if t is not None and t._requires_grad:
+            return True
+    return False
+
+
+# The range of each integer dtype, for converting Python numbers to it as PyTorch does.
+_INT_RANGE = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+              for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                        np.uint64)}
+
+
+def _overflow(dtype):
+    return RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+
+
+def _int_operand(value, dtype):
+    """A Python int as the operand of an arithmetic op or comparison with an integer tensor
+    of ``dtype``: PyTorch converts it to that dtype with wrap-around (``uint8 + -1`` adds
+    255, ``uint8 < -1`` compares with 255), where numpy 2 refuses or compares exactly."""
+    low, high = _INT_RANGE[dtype]
+    if low <= value <= high:
+        return value
+    if not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError(f"int too big to convert: {value} does not fit in 64 bits")
+    return (value - low) % (high - low + 1) + low
+
+
+def _number_as(value, dtype):
+    """A Python number as a 0-dim array of ``dtype``, checked as PyTorch checks a fill value,
+    a clamp bound or an assigned number: an integer dtype refuses inf, nan and numbers out
+    of its range, except that an unsigned one takes an int down to -max, wrapped around
+    (``fill_(-1)`` on uint8 gives 255). Floats are truncated toward 0."""
+    if dtype.kind in "iu":
+        if isinstance(value, (np.number, np.bool_)):
+            value = value.item()
+        if not math.isfinite(value):
+            raise _overflow(dtype)
+        low, high = _INT_RANGE[dtype]
+        if dtype.kind == "u" and not isinstance(value, float):
+            low = -high
+        if not low <= value <= high:
+            raise _overflow(dtype)
+        if value < 0 and dtype.kind == "u":
+            value = int(value) + high + 1
+    return np.asarray(value).astype(dtype)
+
+
+def _int_bounds(low, high, dtype):
+    """clamp's number bounds for an integer tensor, converted as PyTorch does (``_number_as``:
+    ``clamp_min(-2)`` on uint8 means 254)."""
+    return tuple(None if b is None else _number_as(b, dtype) for b in (low, high))
+
+
+def _writable(a):
+    """``a``, or for an expanded array (read-only: one element seen many times) the same
+    elements as a writable array on the memory it views, for zero_ and fill_, which PyTorch
+    allows on an expanded tensor (every position gets the same value, so overlap is fine)."""
+    if a.flags.writeable:
+        return a
+    base = a.base
+    while base is not None and not base.flags.writeable:
+        base = base.base
+    if base is None:
+        raise RuntimeError(_OVERLAPPING_WRITE)
+    offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    try:
+        return np.ndarray(a.shape, a.dtype, buffer=base, offset=offset, strides=a.strides)
+    except (TypeError, ValueError):  # a base that is not contiguous has no buffer to share
+        raise RuntimeError(_OVERLAPPING_WRITE) from None
+
+
+def _with_numbers(a, *numbers):
+    """``a`` in the dtype PyTorch gives ``a`` combined with Python numbers (``None`` is no
+    number): a float makes an integer or bool array float32, an int makes a bool one int64."""
+    kind = a.dtype.kind
+    if kind in "biu" and any(isinstance(n, float) for n in numbers):
+        return a.astype(dtypes.DEFAULT_FLOAT)
+    if kind == "b" and any(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        return a.astype(dtypes.DEFAULT_INT)
+    return a
+
+
+def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
+    """max, min, argmax and argmin of nothing do not exist: PyTorch's errors for them (its
+    argmax says IndexError where its max says RuntimeError)."""
+    if dim is None and a.size == 0:
+        raise error(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                    "Specify the reduction dim with the 'dim' argument.")
+    if dim is not None and a.shape[dim] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
+
+
+def _bool_subtraction_error():
+    """PyTorch has no ``-`` for bools (numpy computes int - True, and True - 1)."""
+    return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                        "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                        "operator instead.")
+
+
+def _bound_as_number(bound):
+    """A clamp bound given with a number for the other one: a 0-dim tensor that needs no
+    gradient counts as its number, as in PyTorch, which refuses any other tensor there."""
+    if not isinstance(bound, Tensor):
+        return bound
+    if bound._data.ndim or bound._requires_grad:
+        raise TypeError("clamp() received an invalid combination of arguments: min and max "
+                        "must be both numbers or both tensors, got a number and a tensor"
+                        f"{' that requires grad' if bound._requires_grad else ''} of shape "
+                        f"{list(bound.shape)}. Make the number a tensor too.")
+    return bound.item()
+
+
+_KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_KIND_NAMES = {"b": "Bool", "u": "Long", "i": "Long", "f": "Float", "c": "ComplexFloat"}
+
+
+def _kind(value):
+    """The numpy kind of an operand: an array, a Tensor or a Python number."""
+    if isinstance(value, Tensor):
+        value = value._data
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind
+    return "b" if isinstance(value, bool) else "i" if isinstance(value, numbers.Integral) \
+        else "f" if isinstance(value, numbers.Real) else "c"
+
+
+def _can_hold(dtype, other):
+    """PyTorch's rule for an in-place result: a tensor holds any result of its own kind or a
+    lower one (float32 += float64 and uint8 += int64 are fine), never a higher one
+    (int_tensor += 1.5, bool_tensor += 1)."""
+    return _KIND_ORDER[_kind(other)] <= _KIND_ORDER[dtype.kind]
+
+
+def _cannot_hold(other, t):
+    """PyTorch's error when an in-place op's result (of ``other``'s kind) does not fit ``t``."""
+    return RuntimeError(f"result type {_KIND_NAMES[_kind(other)]} can't be cast to the "
+                        f"desired output type {t.dtype}: work on a converted copy "
+                        f"(t = t.float() + ...) instead of in place")
+
+
+def _true_divide(a, b, out, casting):
+    """``np.true_divide`` in place, silent about x/0 and 0/0 (inf and nan, as in PyTorch)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(a, b, out=out, casting=casting)
+
+
+def _broadcast_error(a, b, op):
+    """Say which two shapes do not broadcast, and where."""
+    sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        x = sa[-i] if i <= len(sa) else 1
+        y = sb[-i] if i <= len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            dim = max(len(sa), len(sb)) - i
+            return RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension {dim}: shapes {list(sa)} and {list(sb)} cannot be "
+                f"broadcast together for {op}. Two dimensions fit when they are equal or "
+                "one of them is 1 (use unsqueeze/reshape to add a dimension of size 1).")
+    return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
+
+
+def _one_dim(op, dim, hint=""):
+    """PyTorch's TypeError for ops that take a single dim (an int), not a tuple of them."""
+    if not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}{hint}")
+    return int(dim)
