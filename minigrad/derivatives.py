@@ -15,47 +15,6 @@ from .ops.formulas import sum_to
 from .ops.indexing import AsStridedBackward0, _view_at  # noqa: F401
 
 
-def sign(a):
-    """-1, 0 or 1 in ``a``'s dtype, and 0 for nan, as PyTorch's sgn (numpy's sign says nan):
-    the slope of |a| and the gradient of the 1-norm are 0 at a nan."""
-    return np.subtract(a > 0, a < 0, dtype=a.dtype)
-
-
-_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
-
-
-def keep_where(mask, grad):
-    """``grad`` where ``mask`` holds and +0 elsewhere, as PyTorch's masks give it: even an
-    inf or nan gradient becomes 0 where the mask is False (``grad * mask`` would turn
-    inf * 0 into nan, and a negative gradient into -0)."""
-    return _and_bits(grad, mask, keep=True)
-
-
-def zero_where(mask, grad):
-    """``grad`` with +0 where ``mask`` holds (``masked_fill(mask, 0)``), whatever it was."""
-    return _and_bits(grad, mask, keep=False)
-
-
-def _and_bits(grad, mask, keep):
-    """``np.where(mask, grad, 0)`` says the same, but takes 2.5 times as long as
-    ``grad * mask``, and ReLU's backward runs on every step of training. Instead, each
-    mask element becomes an integer of the gradient's size, all ones (the float kept as it
-    is) or 0 (+0), ANDed with the gradient's bits: 1.4 times the product's time."""
-    if grad.size <= 4096 or grad.dtype.kind != "f" or mask.shape != grad.shape:
-        # below about 4096 elements np.where's one call beats the four of the bit trick
-        return np.where(mask if keep else ~mask, grad, np.zeros((), grad.dtype))
-    bits = _SAME_SIZE_INT[grad.itemsize]
-    ones = mask.view(np.int8).astype(bits)  # 1 where the mask holds, else 0
-    if keep:
-        np.negative(ones, out=ones)  # 1 -> -1: all bits set
-    else:
-        ones -= 1  # 0 -> -1: all bits set, 1 -> 0
-    ones &= grad.view(bits)
-    return ones.view(grad.dtype)
-
-
-# ------------------------------------------------------------------ elementwise, one input
-
 class FillBackward0(Node):
     """After fill_/zero_ the value no longer depends on what was there: gradient 0."""
     __slots__ = ()

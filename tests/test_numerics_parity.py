@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.derivatives import keep_where, zero_where
+from minigrad.ops.formulas import keep_where, zero_where
 
 NAN, INF = float("nan"), float("inf")
 
