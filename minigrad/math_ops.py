@@ -15,10 +15,10 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes
-from .extra_ops import _scalar_name
+from .extra_ops import _elementwise, _scalar_name
 from .ops import arithmetic, linalg, pointwise, reductions, softmax, sorting
 from .random import numpy_rng
-from .tensor import Tensor, _edge, _needs_grad, _wrap
+from .tensor import Tensor, _wrap
 
 __all__ = ["floor", "ceil", "round", "trunc", "frac", "rsqrt", "erf", "sinh", "cosh", "asin",
            "acos", "atan", "atan2", "fmod", "lerp", "isinf", "nan_to_num", "logical_and",
@@ -31,16 +31,6 @@ def _check_tensor(name, value, argument="input", position=1):
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
                         f"not {type(value).__name__}")
-
-
-def _record(out, node_cls, inputs, *saved, **fields):
-    """``out`` as a Tensor, with a ``node_cls`` node when one of ``inputs`` needs a gradient."""
-    if not _needs_grad(*inputs):
-        return _wrap(out)
-    node = node_cls(tuple(_edge(t) if t is not None else None for t in inputs), saved)
-    for key, value in fields.items():
-        setattr(node, key, value)
-    return _wrap(out, node)
 
 
 def _refuse_integers(name, a, kernel):
@@ -94,41 +84,36 @@ def frac(input):
 
 # ------------------------------------------------------------------ more elementwise functions
 
-def _unary(name, input, op):
-    _check_tensor(name, input)
-    return op.run((input,), input._float_data())
-
-
 def rsqrt(input):
     """``1 / sqrt(x)``."""
-    return _unary("rsqrt", input, pointwise.RsqrtBackward0)
+    return _elementwise("rsqrt", input, pointwise.RsqrtBackward0)
 
 
 def erf(input):
     """The error function, ``2/sqrt(pi)`` times the integral of ``e^(-t^2)`` from 0 to x."""
-    return _unary("erf", input, pointwise.ErfBackward0)
+    return _elementwise("erf", input, pointwise.ErfBackward0)
 
 
 def sinh(input):
-    return _unary("sinh", input, pointwise.SinhBackward0)
+    return _elementwise("sinh", input, pointwise.SinhBackward0)
 
 
 def cosh(input):
-    return _unary("cosh", input, pointwise.CoshBackward0)
+    return _elementwise("cosh", input, pointwise.CoshBackward0)
 
 
 def asin(input):
     """The inverse sine (nan outside [-1, 1])."""
-    return _unary("asin", input, pointwise.AsinBackward0)
+    return _elementwise("asin", input, pointwise.AsinBackward0)
 
 
 def acos(input):
     """The inverse cosine (nan outside [-1, 1])."""
-    return _unary("acos", input, pointwise.AcosBackward0)
+    return _elementwise("acos", input, pointwise.AcosBackward0)
 
 
 def atan(input):
-    return _unary("atan", input, pointwise.AtanBackward0)
+    return _elementwise("atan", input, pointwise.AtanBackward0)
 
 
 def _pair(name, input, other):
