@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import derivatives as d
-from .graph import VersionCounter, _GradMode, mark_changed_in_place, note_viewed, saved_output_is
+from .graph import _GradMode, note_viewed, saved_output_is
 from .tensor_functions import tensor_from
 from .tensor_indexing import _edges, _forget_viewed, _unchanged_view_nodes
 from .tensor_rules import (_bool_subtraction_error, _broadcast_error, _can_hold, _cannot_hold,
@@ -228,7 +228,7 @@ class InPlaceMethods:
     def add_(self, other, alpha=1):
         """``self += alpha * other``."""
         a = self._data
-        if type(other) is Tensor or isinstance(other, Tensor):  # _direct, inlined: the hot one
+        if type(other) is Tensor or isinstance(other, Tensor):  # _direct, inlined: the hot one (optimizers)
             b = other._data
             if (b.dtype is a.dtype and a.dtype.kind == "f"
                     and not (_GradMode.enabled and (self._requires_grad or other._requires_grad))):
@@ -237,11 +237,7 @@ class InPlaceMethods:
                 except ValueError:
                     pass
                 else:
-                    counter = self._version_counter
-                    if counter is None:
-                        counter = self._version_counter = VersionCounter()
-                    counter._version += 1
-                    mark_changed_in_place(a)
+                    self._bump_version()
                     return self
         elif (b := _direct(self, other)) is not None:
             try:
@@ -269,18 +265,14 @@ class InPlaceMethods:
 
     def mul_(self, other):
         a = self._data
-        if type(other) is float:  # buf.mul_(momentum): _direct and _bump_version, inlined
+        if type(other) is float:  # buf.mul_(momentum): _direct, inlined
             if a.dtype.kind == "f" and not (_GradMode.enabled and self._requires_grad):
                 try:
                     a *= other
                 except ValueError:
                     pass
                 else:
-                    counter = self._version_counter
-                    if counter is None:
-                        counter = self._version_counter = VersionCounter()
-                    counter._version += 1
-                    mark_changed_in_place(a)
+                    self._bump_version()
                     return self
         return self.__imul__(other)
 

@@ -52,18 +52,13 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
             weight_decay = group["weight_decay"]
-            for param in group["params"]:
-                grad = param.grad
-                if grad is None:
-                    continue  # no gradient (set_to_none, frozen or unused): leave it alone
+            for param, grad in self._params_with_grad(group):
                 state = self.state[param]
                 if not state:  # a group added later: PyTorch takes the constructor's value
                     self._init_state(param, self.defaults["initial_accumulator_value"])
                 step_t, state_sum = state["step"], state["sum"]
                 step_t += 1
                 step = step_t.item()
-                if group["maximize"]:
-                    grad = -grad
                 if weight_decay != 0:
                     grad = grad.add(param, alpha=weight_decay)
                 clr = lr / (1 + (step - 1) * lr_decay)

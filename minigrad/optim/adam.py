@@ -39,12 +39,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
             beta1, beta2 = group["betas"]
-            for param in group["params"]:
-                grad = param.grad
-                if grad is None:
-                    continue  # no gradient (set_to_none, frozen or unused): leave it alone
-                if group["maximize"]:
-                    grad = -grad
+            for param, grad in self._params_with_grad(group):
                 state = self.state[param]
                 if not state:
                     state["step"] = _wrap(np.zeros((), dtype=np.float32))

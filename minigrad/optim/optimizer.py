@@ -82,6 +82,16 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    @staticmethod
+    def _params_with_grad(group):
+        """``(param, grad)`` for each parameter of ``group`` that has a gradient (a param
+        without one, set_to_none, frozen or unused, is left alone), the gradient negated
+        when the group maximizes."""
+        for param in group["params"]:
+            grad = param.grad
+            if grad is not None:
+                yield param, (-grad if group.get("maximize") else grad)
+
     def _closure_loss(self, closure):
         if closure is None:
             return None

@@ -44,12 +44,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             weight_decay, momentum = group["weight_decay"], group["momentum"]
-            for param in group["params"]:
-                grad = param.grad
-                if grad is None:
-                    continue  # no gradient (set_to_none, frozen or unused): leave it alone
-                if group["maximize"]:
-                    grad = -grad
+            for param, grad in self._params_with_grad(group):
                 state = self.state[param]
                 if not state:
                     state["step"] = _wrap(np.zeros((), dtype=np.float32))
