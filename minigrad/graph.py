@@ -293,7 +293,7 @@ def saved_output_is(node, out, array, counter):
     if any(item is out for item in node.saved):
         node.saved = tuple(array if item is out else item for item in node.saved)
         node.made_at = _InPlace.clock
-        if getattr(node, "output_at", None) is not None:  # an Op: the version it expects
+        if getattr(node, "output_version", None) is not None:  # an Op: the version it expects
             node.output_version = (counter, counter._version)
 
 

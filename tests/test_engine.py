@@ -195,3 +195,35 @@ def test_training_steps_match_pytorch_with_every_fast_path(n_in, n_hidden, n_cla
     np.testing.assert_allclose(mg_losses, torch_losses, rtol=1e-10)
     for ours, theirs in zip(mg_params, torch_params):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["relu", "exp", "sigmoid", "tanh"])
+def test_an_input_nothing_saved_is_freed_after_forward(op):
+    """relu, exp, sigmoid and tanh save their output, not their input (as in PyTorch): the
+    hidden layer's pre-activation is freed once forward moves on, so a network holds one
+    array per layer between forward and backward, not two."""
+    import weakref
+    x = mg.randn(8, 4)
+    w = mg.randn(3, 4, requires_grad=True)
+    pre = mg.nn.functional.linear(x, w)
+    freed = weakref.ref(pre._data)
+    out = getattr(pre, op)()
+    del pre
+    assert freed() is None, f"{op} keeps its input's memory alive"
+    out.sum().backward()
+    assert w.grad.shape == (3, 4)
+
+
+def test_an_input_a_product_saved_is_kept_until_backward():
+    """A product saves both operands: the saved one stays alive until backward frees the
+    graph."""
+    import weakref
+    x = mg.randn(8, 4)
+    w = mg.randn(4, 3, requires_grad=True)
+    h = x * 1
+    kept = weakref.ref(h._data)
+    out = h @ w
+    del h
+    assert kept() is not None
+    out.sum().backward()
+    assert kept() is None

@@ -171,9 +171,9 @@ class AsStridedBackward0(Op):
     def __init__(self, inputs, shape, path):
         Node.__init__(self, inputs)
         self.path = path
+        self.shapes = (shape,)
+        self.sources = ()
         self.tensors = (None,)
-        self.arrays = (np.broadcast_to(np.zeros((), np.float64), shape),)  # (its shape)
-        self.output_at = None
 
     def backward(self, grad):
         shape = self.input_shape(0)

@@ -44,13 +44,15 @@ class Op(Node):
     """Base of every built-in differentiable op: ``forward`` on arrays, ``backward`` on
     arrays or Tensors, and ``run`` to do both the computing and the recording."""
 
-    # tensors: the input Tensors (None for a number operand), for create_graph.
-    # arrays: what forward got for them (promoted): their shapes, and where saved values
-    # came from (an input, the output, or neither).
-    # output_at: where the output is among the saved values (None: not saved).
-    # versions: the version of each input tensor when the op ran, and output_version the
-    # saved output's (counter, version): set only when something was saved (or for a view).
-    __slots__ = ("tensors", "arrays", "output_at", "versions", "output_version")
+    # shapes: each input's shape, as forward saw it (gradients are summed back to it).
+    # What was saved, set only when something was (or for a view):
+    # sources: for each saved value, where it came from: an input's index, the op's own
+    # output (_OUTPUT), or neither (None: an array forward computed, a constant).
+    # tensors: the input Tensors whose arrays were saved (None for the others, so that an
+    # input nothing saved can be freed, as in PyTorch), for create_graph and the checks.
+    # versions: the version of each of those tensors when the op ran, and output_version
+    # the saved output's (counter, version).
+    __slots__ = ("shapes", "sources", "tensors", "versions", "output_version")
 
     twice_differentiable = True
     is_op = True
@@ -109,33 +111,48 @@ class Op(Node):
             return result
         # Link the node to its inputs' nodes before forward runs: forward may ask
         # needs_input_grad. (Node.__init__'s work, written out: this runs for every op.)
-        edge = cls.edge
-        op.inputs = _edges(tensors, edge)
+        op.inputs = _edges(tensors, cls.edge)
         op.seq = next(_sequence)
         op.made_at = _InPlace.clock
         op.retained = None
         out = op.forward(*arrays, **options)
         if type(out) is not _ndarray:
             out = op._own_output(out)
-        op.tensors = tensors
-        op.arrays = arrays
-        op.output_at = None
+        op.shapes = _shapes(arrays)
         result = cls.wrap(out, op)
         if op.saved or cls.is_view:
-            # the versions backward checks (_check_versions); a view shares its input's counter
-            op.versions = _versions(tensors)
-            if cls.is_view:
-                result._version_counter = tensors[0]._counter()
-            k = 0
-            for value in op.saved:
-                if value is out:  # the output is saved: remember its version too
-                    counter = result._version_counter
-                    if counter is None:
-                        counter = result._version_counter = VersionCounter()
-                    op.output_at = k
-                    op.output_version = (counter, counter._version)
-                k += 1
+            op._remember_saved(tensors, arrays, out, result)
         return result
+
+    def _remember_saved(self, tensors, arrays, out, result):
+        """Note where each saved value came from, keep the input tensors it belongs to and
+        their versions now (backward checks them: ``_check_versions``); a view shares its
+        input's version counter."""
+        kept = [None] * len(tensors)
+        versions = [0] * len(tensors)
+        if self.is_view:
+            base = tensors[0]
+            result._version_counter = base._counter()
+            kept[0], versions[0] = base, base._version_counter._version
+        sources = []
+        for value in self.saved:
+            if value is out:  # the output is saved: remember its version too
+                counter = result._version_counter
+                if counter is None:
+                    counter = result._version_counter = VersionCounter()
+                self.output_version = (counter, counter._version)
+                sources.append(_OUTPUT)
+                continue
+            i = _source(value, arrays)
+            sources.append(i)
+            if i is not None:
+                t = kept[i] = tensors[i]
+                if t is not None:
+                    counter = t._version_counter
+                    versions[i] = 0 if counter is None else counter._version
+        self.sources = sources
+        self.tensors = kept
+        self.versions = versions
 
     def _check_versions(self):
         """Raise PyTorch's error if a tensor this op saved was changed in place since (its
@@ -143,25 +160,26 @@ class Op(Node):
         memory by ``x.data = ...``. For a view op: if the memory it views was changed in
         place, the view's values changed but its graph did not (minigrad does not rebuild
         it as PyTorch does), so backward through it refuses."""
-        tensors, arrays, versions = self.tensors, self.arrays, self.versions
+        if not self.saved and not self.is_view:
+            return
+        tensors, versions = self.tensors, self.versions
         if self.is_view and tensors[0]._version != versions[0]:
-            raise changed_error(self, arrays[0], "viewed")
-        for k, value in enumerate(self.saved):
-            if k == self.output_at:
+            raise changed_error(self, tensors[0]._data, "viewed")
+        for value, source in zip(self.saved, self.sources):
+            if source == _OUTPUT:
                 counter, then = self.output_version
                 if counter._version != then:
                     raise version_error(self, value, counter._version, then, self)
                 continue
-            i = _source(value, arrays)
-            if i is None or tensors[i] is None:
+            t = None if source is None else tensors[source]
+            if t is None:
                 # an array of a tensor that is not an input (NllLoss's targets), or one forward
                 # made: no version to check, so the clock of changed memory tells
                 if type(value) is _ndarray and changed_since(value, self.made_at):
                     raise changed_error(self, value, "saved")
                 continue
-            t = tensors[i]
-            if t._version != versions[i]:
-                raise version_error(self, t._data, t._version, versions[i], t._grad_fn)
+            if t._version != versions[source]:
+                raise version_error(self, t._data, t._version, versions[source], t._grad_fn)
             if t._data is not value and changed_since(value, self.made_at):
                 raise changed_error(self, value, "saved")  # t.data = another tensor
 
@@ -185,42 +203,36 @@ class Op(Node):
             grads = self.backward(grad, *saved)
         else:
             grads = self.backward(grad, *self.saved_tensors(grad))
-        # Each gradient summed back to its input's shape (the input of an edge is a tensor,
-        # so its ``array`` is an array).
-        arrays, inputs = self.arrays, self.inputs
+        # Each gradient summed back to its input's shape.
+        shapes, inputs = self.shapes, self.inputs
         if type(grads) is not tuple:  # one input, one gradient
             if grads is None or inputs[0] is None:
                 return (None,)
-            shape = arrays[0].shape
+            shape = shapes[0]
             return (grads if grads.shape == shape else formulas.sum_to(grads, shape),)
         result = []
         for i, g in enumerate(grads):
             if g is None or inputs[i] is None:
                 result.append(None)
             else:
-                shape = arrays[i].shape
+                shape = shapes[i]
                 result.append(g if g.shape == shape else formulas.sum_to(g, shape))
         return tuple(result)
 
-    @property
-    def shapes(self):
-        """The shape of each input, as forward saw it."""
-        return tuple([np.shape(a) for a in self.arrays])
-
     def input_shape(self, i):
         """The shape of input ``i``, as forward saw it."""
-        array = self.arrays[i]
-        return array.shape if type(array) is _ndarray else np.shape(array)
+        return self.shapes[i]
 
     def saved_tensors(self, like):
         """The saved values as Tensors that carry their history (for create_graph): an input
         is the input tensor itself (cast to the dtype forward saw), the output is a tensor
         whose grad_fn is this node, anything else a constant."""
         values = self.saved_arrays()
+        if not values:
+            return []
         wrap = self.wrap
         result = []
-        for k, value in enumerate(values):
-            source = _OUTPUT if k == self.output_at else _source(value, self.arrays)
+        for value, source in zip(values, self.sources):
             if source is None:
                 result.append(value if value is None or not isinstance(value, _ndarray)
                               else wrap(value))
@@ -239,7 +251,7 @@ class Op(Node):
     def release(self):
         if self.saved:
             self.saved = None
-            self.tensors = self.arrays = None
+            self.tensors = None
 
 
 def _edges(tensors, edge):
@@ -254,21 +266,18 @@ def _edges(tensors, edge):
     return tuple([None if t is None else edge(t) for t in tensors])
 
 
-def _version_of(t):
-    counter = None if t is None else t._version_counter
-    return 0 if counter is None else counter._version
-
-
-def _versions(tensors):
-    """The version of each input now (0 for a number, or a tensor never changed in place),
-    in a list (a later change through a view may set one aside). Speed: one and two inputs
-    without a loop."""
-    n = len(tensors)
+def _shapes(arrays):
+    """The shape of each input array (of a number: ()). Speed: one and two inputs without
+    building a list."""
+    n = len(arrays)
     if n == 1:
-        return [_version_of(tensors[0])]
+        a = arrays[0]
+        return (a.shape if type(a) is _ndarray else np.shape(a),)
     if n == 2:
-        return [_version_of(tensors[0]), _version_of(tensors[1])]
-    return [_version_of(t) for t in tensors]
+        a, b = arrays
+        return (a.shape if type(a) is _ndarray else np.shape(a),
+                b.shape if type(b) is _ndarray else np.shape(b))
+    return tuple([a.shape if type(a) is _ndarray else np.shape(a) for a in arrays])
 
 
 def _source(value, arrays):
