@@ -128,11 +128,15 @@ class Op(Node):
         """Note where each saved value came from, keep the input tensors it belongs to and
         their versions now (backward checks them: ``_check_versions``); a view shares its
         input's version counter."""
-        kept = [None] * len(tensors)
-        versions = [0] * len(tensors)
+        kept = versions = None
         if self.is_view:
             base = tensors[0]
+            if not self.saved and len(tensors) == 1:  # (speed: t(), view(), expand, ...)
+                counter = result._version_counter = base._counter()
+                self.sources, self.tensors, self.versions = (), (base,), [counter._version]
+                return
             result._version_counter = base._counter()
+            kept, versions = [None] * len(tensors), [0] * len(tensors)
             kept[0], versions[0] = base, base._version_counter._version
         sources = []
         for value in self.saved:
@@ -145,13 +149,14 @@ class Op(Node):
                 continue
             i = _source(value, arrays)
             sources.append(i)
-            if i is not None:
+            if i is not None and tensors[i] is not None:
+                if kept is None:
+                    kept, versions = [None] * len(tensors), [0] * len(tensors)
                 t = kept[i] = tensors[i]
-                if t is not None:
-                    counter = t._version_counter
-                    versions[i] = 0 if counter is None else counter._version
+                counter = t._version_counter
+                versions[i] = 0 if counter is None else counter._version
         self.sources = sources
-        self.tensors = kept
+        self.tensors = kept  # None: no input saved
         self.versions = versions
 
     def _check_versions(self):
@@ -171,7 +176,7 @@ class Op(Node):
                 if counter._version != then:
                     raise version_error(self, value, counter._version, then, self)
                 continue
-            t = None if source is None else tensors[source]
+            t = None if source is None or tensors is None else tensors[source]
             if t is None:
                 # an array of a tensor that is not an input (NllLoss's targets), or one forward
                 # made: no version to check, so the clock of changed memory tells
@@ -210,14 +215,10 @@ class Op(Node):
                 return (None,)
             shape = shapes[0]
             return (grads if grads.shape == shape else formulas.sum_to(grads, shape),)
-        result = []
-        for i, g in enumerate(grads):
-            if g is None or inputs[i] is None:
-                result.append(None)
-            else:
-                shape = shapes[i]
-                result.append(g if g.shape == shape else formulas.sum_to(g, shape))
-        return tuple(result)
+        if len(grads) == 2:  # (speed: the many two-input ops without a loop)
+            a, b = grads
+            return (_shaped(a, inputs[0], shapes[0]), _shaped(b, inputs[1], shapes[1]))
+        return tuple([_shaped(g, inputs[i], shapes[i]) for i, g in enumerate(grads)])
 
     def input_shape(self, i):
         """The shape of input ``i``, as forward saw it."""
@@ -239,7 +240,7 @@ class Op(Node):
             elif source == _OUTPUT:
                 result.append(wrap(value, self))
             else:
-                t = self.tensors[source]
+                t = None if self.tensors is None else self.tensors[source]
                 if t is None:
                     result.append(value if not isinstance(value, _ndarray) else wrap(value))
                 elif t._data.dtype != value.dtype:
@@ -266,18 +267,24 @@ def _edges(tensors, edge):
     return tuple([None if t is None else edge(t) for t in tensors])
 
 
+def _shaped(grad, node, shape):
+    """An input's gradient, summed back to its shape; None if it goes nowhere (``node``)."""
+    if grad is None or node is None:
+        return None
+    return grad if grad.shape == shape else formulas.sum_to(grad, shape)
+
+
 def _shapes(arrays):
-    """The shape of each input array (of a number: ()). Speed: one and two inputs without
-    building a list."""
+    """The shape of each input array (() for a number: it gets no gradient). Speed: one and
+    two inputs without building a list."""
     n = len(arrays)
     if n == 1:
         a = arrays[0]
-        return (a.shape if type(a) is _ndarray else np.shape(a),)
+        return (a.shape if type(a) is _ndarray else (),)
     if n == 2:
         a, b = arrays
-        return (a.shape if type(a) is _ndarray else np.shape(a),
-                b.shape if type(b) is _ndarray else np.shape(b))
-    return tuple([a.shape if type(a) is _ndarray else np.shape(a) for a in arrays])
+        return (a.shape if type(a) is _ndarray else (), b.shape if type(b) is _ndarray else ())
+    return tuple([a.shape if type(a) is _ndarray else () for a in arrays])
 
 
 def _source(value, arrays):
