@@ -17,8 +17,10 @@ _EXPORTS = {
     "training_run": "stepping", "tangent_at": "stepping",
     "backward_stepper": "widgets", "accumulation_demo": "widgets",
     "training_explorer": "widgets", "tangent_explorer": "widgets",
+    "use": "build", "check_piece": "build", "my_pieces": "build",
 }
-_MODULES = {"drawing", "plots", "source", "checks", "stepping", "widgets", "style", "exercises"}
+_MODULES = {"drawing", "plots", "source", "checks", "stepping", "widgets", "style", "exercises",
+            "build"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -1,0 +1,168 @@
+"""The build track (chapters 1 to 11): the pieces of minigrad that learners write themselves.
+
+Each chapter has one build exercise (its cells tagged ``build``): the learner writes the
+real piece the chapter is about, with the same shape as minigrad's own (the engine's walk,
+``AccumulateGrad``'s ``+=``, unbroadcasting, ``SGD.step``, a ``DataLoader``, ...). Then
+
+    with teach.use(engine=push_gradients):    # the learner's piece runs inside minigrad
+        loss.backward()
+
+swaps it in for minigrad's own, and ``teach.check_piece("engine", push_gradients)`` runs the
+chapter's examples and a battery of random cases with it, compares with minigrad's own
+piece (and so with PyTorch, which minigrad's tests compare with), and says precisely what
+differs: which node, which gradient, expected and got.
+
+A piece not written yet (``None``, what the student copy's stub leaves) is never plugged
+in: minigrad's own runs, so the course works for a learner who skips an exercise.
+
+Chapter 10's payoff, ``teach.my_pieces()``, collects every piece the learner wrote in the
+saved notebooks, checks each, and plugs in those that pass for a whole training run.
+
+Each chapter's exercise module (``teach.exercises.chNN``) registers its pieces here with
+``register(Piece(...))``; ``pieces()`` lists them all, in chapter order.
+"""
+
+import contextlib
+import dataclasses
+import importlib
+import json
+import traceback
+from pathlib import Path
+
+from .checks import CheckResult, no_answer
+
+__all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch"]
+
+CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
+
+
+class Mismatch(Exception):
+    """What a piece's check raises when the learner's piece differs from minigrad's own:
+    the message says where (which case, which node or tensor) and what (expected vs got)."""
+
+
+@dataclasses.dataclass
+class Piece:
+    """One piece of minigrad a learner writes.
+
+    ``name``: what ``use`` and ``check_piece`` call it (``"engine"``); ``chapter``: ``"03"``;
+    ``defines``: the name the build cell gives it (``"push_gradients"``); ``summary``: one line
+    on what it is; ``plug(obj)``: a context manager with ``obj`` swapped in for minigrad's
+    own; ``battery(obj)``: runs the checks, raising ``Mismatch`` at the first difference,
+    and returns a line on what passed (``"the 3 examples and 200 random graphs"``).
+    """
+    name: str
+    chapter: str
+    defines: str
+    summary: str
+    plug: object
+    battery: object
+
+
+_PIECES = {}
+
+
+def register(piece):
+    """Add ``piece`` to the build track (each chapter's exercise module calls this)."""
+    _PIECES[piece.name] = piece
+    return piece
+
+
+def pieces():
+    """Every piece of the build track, in chapter order."""
+    for chapter in CHAPTERS:
+        importlib.import_module(f"{__package__}.exercises.{chapter}")
+    return sorted(_PIECES.values(), key=lambda piece: piece.chapter)
+
+
+def _piece(name):
+    if name not in _PIECES:
+        pieces()
+    if name not in _PIECES:
+        known = ", ".join(p.name for p in pieces())
+        raise ValueError(f"no piece named {name!r} in the build track; the pieces are: {known}")
+    return _PIECES[name]
+
+
+@contextlib.contextmanager
+def use(**written):
+    """Run the block with the learner's pieces plugged into minigrad, each by its name:
+    ``with teach.use(engine=push_gradients, accumulate=accumulate): ...``. A piece that is
+    ``None`` (not written yet) is left out: minigrad's own runs. Everything is put back
+    when the block ends, also after an error."""
+    chosen = [(_piece(name), obj) for name, obj in written.items()]
+    with contextlib.ExitStack() as stack:
+        for piece, obj in chosen:
+            if not no_answer(obj):
+                stack.enter_context(piece.plug(obj))
+        yield
+
+
+def check_piece(name, obj):
+    """Plug ``obj`` in as the piece ``name`` and run its checks: ✓ with what was checked, or
+    ✗ with the first difference (a ``CheckResult``, so a notebook never stops here)."""
+    piece = _piece(name)
+    if no_answer(obj):
+        return CheckResult(False, f"{piece.summary}: not written yet. Until you write "
+                                  f"{piece.defines}, minigrad's own runs in its place.")
+    try:
+        passed = piece.battery(obj)
+    except Mismatch as difference:
+        return CheckResult(False, f"{piece.defines}: {difference}")
+    except Exception as error:  # the learner's code: report where it failed, never crash
+        return CheckResult(False, f"{piece.defines} raised {type(error).__name__}: {error}"
+                                  f"{_where(error)}")
+    return CheckResult(True, f"{piece.defines} plugged into minigrad gives the same results "
+                             f"as minigrad's own on {passed}.")
+
+
+def _where(error):
+    """' (line 7 of your cell: buffers[node] += g)' for an error raised in notebook code."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__)
+              if f.filename.startswith("<") or "ipykernel" in f.filename]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f" (line {frame.lineno} of your cell: {frame.line})" if frame.line else ""
+
+
+# ------------------------------------------------------------------ chapter 10's payoff
+
+# What a build cell may use without importing it (the notebooks import these first).
+PRELUDE = "import math\nimport numpy as np\nimport minigrad as mg\nfrom minigrad import nn\n"
+
+
+def my_pieces(folder=".", verbose=True):
+    """The pieces written in the saved notebooks of ``folder``: each build cell runs on its
+    own (after ``PRELUDE``), and each piece it defines is checked. Returns ``{name: piece}``
+    for those that pass, ready for ``use(**my_pieces())``; prints one line per piece."""
+    written = {}
+    for notebook in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            if "build" in cell.get("metadata", {}).get("tags", []):
+                names = {"__name__": "__build__"}
+                source = "".join(cell["source"])
+                try:
+                    exec(compile(PRELUDE + source, f"<{notebook.name}>", "exec"), names)
+                except Exception as error:  # a cell that does not run yet: left out below
+                    names = {"__error__": f"{type(error).__name__}: {error}"}
+                written[notebook.name[:2]] = written.get(notebook.name[:2], {}) | names
+    chosen = {}
+    for piece in pieces():
+        names = written.get(piece.chapter, {})
+        obj = names.get(piece.defines)
+        if no_answer(obj):
+            reason = names.get("__error__", "not written yet")
+            line = f"minigrad's own   ch{piece.chapter} {piece.summary} ({reason})"
+        else:
+            result = check_piece(piece.name, obj)
+            if result:
+                chosen[piece.name] = obj
+                line = f"yours            ch{piece.chapter} {piece.summary}"
+            else:
+                line = (f"minigrad's own   ch{piece.chapter} {piece.summary} (yours does "
+                        "not pass its check yet)")
+        if verbose:
+            print(line)
+    return chosen
