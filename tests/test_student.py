@@ -91,12 +91,27 @@ def test_no_speaker_note_survives(student):
         assert [c["cell_type"] for c in copy] == others
 
 
-def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path):
-    """Run one chapter's student copy: every check prints ✗ and the notebook does not stop."""
+def test_build_cells_become_stubs_that_leave_minigrads_own_piece(student):
+    """Each build cell of the copy defines its piece as None (not written yet), so every
+    later cell runs with minigrad's own piece; the repository's cell defines the real one."""
+    from minigrad.teach import build
+    for piece in build.pieces():
+        name = next(n for n in student if n.startswith(piece.chapter))
+        cells = tagged(student[name], "build")
+        assert cells, f"{name} has no build cell for {piece.name}"
+        names = {}
+        for cell in cells:
+            exec(build.PRELUDE + "".join(cell["source"]), names)
+        assert names[piece.defines] is None, f"{name}: the stub of {piece.defines}"
+        assert "not written yet" in build.check_piece(piece.name, None).message
+
+
+@pytest.mark.parametrize("chapter", ["03", "04"])
+def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path, chapter):
+    """Run a chapter's student copy: every check prints ✗ and the notebook does not stop."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
-    name = next(n for n in sorted(student) if n.startswith("04")) if any(
-        n.startswith("04") for n in student) else sorted(student)[0]
+    name = next(n for n in sorted(student) if n.startswith(chapter))
     nb = nbformat.reads(json.dumps(student[name]), as_version=4)
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "figures").mkdir()

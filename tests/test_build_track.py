@@ -1,0 +1,46 @@
+"""The build track as a whole (``minigrad.teach.build``): every chapter's build cells,
+collected from the saved notebooks as chapter 10's payoff collects them, pass their checks;
+a student copy's stubs give none, and the course still runs on minigrad's own pieces."""
+
+import importlib.util
+from pathlib import Path
+
+from minigrad.teach import build
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("make_student", ROOT / "scripts" / "make_student.py")
+make_student = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(make_student)
+
+
+def test_every_piece_written_in_the_notebooks_passes_and_is_chosen(capsys):
+    chosen = build.my_pieces(ROOT / "notebooks")
+    printed = capsys.readouterr().out.splitlines()
+    names = [piece.name for piece in build.pieces()]
+    assert sorted(chosen) == sorted(names)
+    assert len(printed) == len(names)
+    assert all(line.startswith("yours") for line in printed), printed
+
+
+def test_a_student_copy_gives_no_piece_and_says_so(tmp_path, capsys):
+    make_student.make_student_copy(ROOT / "notebooks", tmp_path / "notebooks")
+    chosen = build.my_pieces(tmp_path / "notebooks")
+    printed = capsys.readouterr().out.splitlines()
+    assert chosen == {}
+    assert printed and all(line.startswith("minigrad's own") and "not written yet" in line
+                           for line in printed), printed
+
+
+def test_a_build_cell_that_raises_is_reported_and_left_out(tmp_path, capsys):
+    import json
+    source = next((ROOT / "notebooks").glob("03_*.ipynb"))
+    nb = json.loads(source.read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        if "build" in cell["metadata"].get("tags", []):
+            cell["source"] = ["def push_gradients(root, grad):\n", "    return {}\n", "1 / 0\n"]
+    (tmp_path / source.name).write_text(json.dumps(nb), encoding="utf-8")
+    chosen = build.my_pieces(tmp_path)
+    printed = capsys.readouterr().out
+    assert "engine" not in chosen
+    assert "ZeroDivisionError" in printed
+
