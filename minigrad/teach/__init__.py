@@ -18,9 +18,10 @@ _EXPORTS = {
     "backward_stepper": "widgets", "accumulation_demo": "widgets",
     "training_explorer": "widgets", "tangent_explorer": "widgets",
     "use": "build", "check_piece": "build", "my_pieces": "build",
+    "GradientTape": "tape",
 }
 _MODULES = {"drawing", "plots", "source", "checks", "stepping", "widgets", "style", "exercises",
-            "build"}
+            "build", "tape"}
 
 __all__ = sorted(_EXPORTS)
 
