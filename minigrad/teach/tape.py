@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import graph
 from ..creation import from_numpy
-from ..graph import AccumulateGrad, _sequence
+from ..graph import AccumulateGrad, Node
 from ..tensor import Tensor
 
 __all__ = ["GradientTape"]
@@ -43,11 +43,11 @@ class GradientTape:
         self._used = False
 
     def __enter__(self):
-        self._span = [next(_sequence), None]
+        self._span = [_now(), None]
         return self
 
     def __exit__(self, *error):
-        self._span[1] = next(_sequence)
+        self._span[1] = _now()
         for t in self._watched:  # a watched constant is a constant again after the block
             t.requires_grad_(False)
         return False
@@ -100,3 +100,9 @@ class GradientTape:
     def _node_of(self, tensor):
         node = self._nodes.get(id(tensor))
         return node if node is not None else graph.get_gradient_edge(tensor).node
+
+
+def _now():
+    """A creation number between the operations before and after this moment: nodes are
+    numbered as they are made (``Node.seq``), so a new, unused node's number is one."""
+    return Node(()).seq
