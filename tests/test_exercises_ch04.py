@@ -8,35 +8,6 @@ from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch04
 
 
-def test_naive_engine_right_answers_in_several_forms():
-    assert ch04.check_naive_engine(48, 24)
-    assert ch04.check_naive_engine(48.0, [24.0])
-    assert ch04.check_naive_engine(mg.tensor([48.0]), mg.tensor(24.0))
-
-
-@pytest.mark.parametrize("after_four, after_reset", [
-    (36, 24),   # stopped after three calls
-    (12, 12),   # thinks backward overwrites
-    (48, 12),   # one call after zero_()
-    (48, 0),    # forgot the calls after zero_()
-    (48, 72),   # thinks zero_() does nothing
-    (None, 24),
-    (MISSING, MISSING),
-])
-def test_naive_engine_wrong_or_missing(after_four, after_reset):
-    result = ch04.check_naive_engine(after_four, after_reset)
-    assert not result
-    assert repr(result).startswith("✗")
-
-
-def test_naive_engine_reports_each_part():
-    text = repr(ch04.check_naive_engine(48, 0))
-    assert "1 of 2 parts right" in text
-    assert "✓ x.grad after four backward() calls" in text
-    assert "✗ x.grad after zero_() and two more backward()" in text
-    assert "24" not in text  # the right answer is not given away
-
-
 def test_set_to_none():
     assert ch04.check_set_to_none(12, 24)
     assert ch04.check_set_to_none(mg.tensor([12.0]), mg.tensor([24.0]))
@@ -88,6 +59,5 @@ def test_two_paths_agrees_with_pytorch():
 
 def test_checks_never_raise_on_odd_answers():
     for odd in ([1, 2], mg.ones(2, 2), object(), "twelve", ...):
-        assert not ch04.check_naive_engine(odd, odd)
         assert not ch04.check_set_to_none(odd, odd)
         assert not ch04.check_two_paths(odd, odd)

@@ -1,16 +1,26 @@
 """Chapter 4 exercises: gradients accumulate.
 
 Each check builds the chapter's tensors itself, lets minigrad compute the right answer and
-compares the learner's with it. A number answer may be given as ``48``, ``48.0``,
-``[48.0]`` or a one-element tensor such as ``x.grad``.
+compares the learner's with it. A number answer may be given as ``12``, ``12.0``,
+``[12.0]`` or a one-element tensor such as ``x.grad``.
+
+The build exercise (``minigrad.teach.build``): ``accumulate(tensor, grad)``, what a leaf's
+``AccumulateGrad`` does with the gradient that reached it, plugged in for minigrad's own
+``Tensor.accumulate_grad``.
 """
 
 
+import numpy as np
+
 from ... import creation
-from ..checks import check
+from ...creation import tensor
+from ...dtypes import float32, float64
+from ...tensor import Tensor
+from ..build import Mismatch, Piece, register
+from ..checks import check, keeps_random_state
 from ..checks import all_parts as _together, one_number as _one_number
 
-__all__ = ["check_naive_engine", "check_set_to_none", "check_two_paths"]
+__all__ = ["check_set_to_none", "check_two_paths"]
 
 
 def _seed_example():
@@ -21,29 +31,8 @@ def _seed_example():
     return x, z
 
 
-def check_naive_engine(after_four, after_reset):
-    """Exercise 1: x.grad after four ``z.backward()`` calls through a graph that is never
-    freed (no zeroing in between), then after ``x.grad.zero_()`` and two more calls."""
-    x, z = _seed_example()
-    for _ in range(4):
-        z.backward(retain_graph=True)  # retain_graph=True: the engine that never frees
-    want_four = x.grad.item()
-    x.grad.zero_()
-    for _ in range(2):
-        z.backward(retain_graph=True)
-    want_reset = x.grad.item()
-    return _together("Exercise 1", [
-        check("x.grad after four backward() calls", _one_number(after_four), want_four,
-              hint="every call computes the same dz/dx = 6x again, and AccumulateGrad adds it "
-                   "to what x.grad already holds; nothing takes anything away in between."),
-        check("x.grad after zero_() and two more backward()", _one_number(after_reset),
-              want_reset,
-              hint="zero_() writes zeros into x.grad; each later call adds one dz/dx to them."),
-    ])
-
-
 def check_set_to_none(grad_after_none, old_grad):
-    """Exercise 2: from x.grad = 24, keep a name ``old_grad`` for that tensor, set
+    """Exercise 1: from x.grad = 24, keep a name ``old_grad`` for that tensor, set
     ``x.grad = None``, call backward once more: what do x.grad and old_grad hold?"""
     x, z = _seed_example()
     z.backward(retain_graph=True)
@@ -51,7 +40,7 @@ def check_set_to_none(grad_after_none, old_grad):
     old = x.grad
     x.grad = None  # what optimizer.zero_grad() does by default (set_to_none=True)
     z.backward(retain_graph=True)
-    return _together("Exercise 2", [
+    return _together("Exercise 1", [
         check("x.grad after x.grad = None and one backward()", _one_number(grad_after_none),
               x.grad.item(),
               hint="with x.grad None there is nothing to add to: AccumulateGrad stores a "
@@ -63,7 +52,7 @@ def check_set_to_none(grad_after_none, old_grad):
 
 
 def check_two_paths(grad_once, grad_twice):
-    """Exercise 3: z = y * 3 + x with y = x * x at x = 2: x.grad after one backward, and
+    """Exercise 2: z = y * 3 + x with y = x * x at x = 2: x.grad after one backward, and
     after a second one (retain_graph=True, no zeroing)."""
     x = creation.tensor([2.0], requires_grad=True)
     y = x * x
@@ -72,7 +61,7 @@ def check_two_paths(grad_once, grad_twice):
     want_once = x.grad.item()
     z.backward(retain_graph=True)
     want_twice = x.grad.item()
-    return _together("Exercise 3", [
+    return _together("Exercise 2", [
         check("x.grad after one backward()", _one_number(grad_once), want_once,
               hint="x reaches z along two paths, through y = x * x and directly through "
                    "'+ x'. Find the derivative along each path; backward adds them."),
@@ -80,3 +69,212 @@ def check_two_paths(grad_once, grad_twice):
               hint="the second call computes the same gradient again, and x.grad was not "
                    "zeroed in between."),
     ])
+
+
+# ---------------------------------------------------------------- build: AccumulateGrad's +=
+
+def _accumulate_grad_with(accumulate):
+    """``Tensor.accumulate_grad`` (what a leaf's ``AccumulateGrad`` calls, and the engine for a
+    non-leaf that retains its gradient) with the learner's ``accumulate(tensor, grad)`` inside.
+    ``grad`` is handed over as an array of the tensor's shape and dtype; a Tensor gradient
+    (``backward(create_graph=True)``, chapter 11) goes to minigrad's own."""
+    own = Tensor.accumulate_grad
+
+    def accumulate_grad(self, grad, owned=False):
+        if isinstance(grad, Tensor):
+            return own(self, grad, owned)
+        dtype = self._data.dtype
+        if type(grad) is not np.ndarray or grad.dtype != dtype:
+            grad = np.asarray(grad, dtype=dtype)
+        if grad.shape != self._data.shape:
+            grad = self._broadcast_grad(grad)
+        accumulate(self, grad)
+    return accumulate_grad
+
+
+def _plug_accumulate(accumulate):
+    from unittest import mock
+    return mock.patch.object(Tensor, "accumulate_grad", _accumulate_grad_with(accumulate))
+
+
+# The graphs the battery runs backward() through: (text, leaf names, forward).
+_PROGRAMS = [
+    ("z = (3 * x * x).sum()", ["x"], lambda v: (3 * v["x"] * v["x"]).sum()),
+    ("loss = (w * w * w).sum() + (4 * w).sum()", ["w"],
+     lambda v: (v["w"] * v["w"] * v["w"]).sum() + (4 * v["w"]).sum()),
+    ("loss = ((x + y) * 3).sum()", ["x", "y"], lambda v: ((v["x"] + v["y"]) * 3).sum()),
+    ("loss = (x * y).sum() + x.sum()", ["x", "y"],
+     lambda v: (v["x"] * v["y"]).sum() + v["x"].sum()),
+]
+
+# The chapter's sequences: (program, x's value, the steps, one graph with retain_graph=True?).
+_CHAPTER_SEQUENCES = [
+    (0, [2.0], ["backward", "backward"], True),                         # 12, then 24
+    (0, [2.0], ["backward", "backward", "zero_", "backward", "backward"], True),
+    (0, [2.0], ["backward", "backward", "None", "backward", "backward"], True),
+    (1, [2.0, -1.0], ["backward", "backward", "zero_", "backward"], False),
+    (2, [1.0, -2.0], ["backward", "backward", "None", "backward"], False),
+]
+
+_STEP_TEXT = {"backward": "backward()", "zero_": ".grad.zero_()", "None": ".grad = None"}
+
+_HINTS = {
+    "overwrite": " This backward()'s gradient replaced what .grad held: gradients must add up "
+                 "until someone zeroes them (12, then 24).",
+    "missing": " The first gradient that arrives must become .grad.",
+    "sum": " The first gradient becomes .grad; each later one is added to what it holds.",
+    "new": " A name kept for .grad before this call (old = x.grad) no longer sees the "
+           "gradients that arrive (in PyTorch it does). Change the numbers of the tensor "
+           ".grad already is (in place, as zero_() does) instead of making a new one.",
+    "old": " The tensor .grad was before this step changed afterwards; after x.grad = None "
+           "nothing may write into the old tensor: the next gradient starts a new .grad.",
+    "shared": " The engine handed both leaves the very same array (x + y sends one "
+              "gradient to both inputs), and .grad kept that array instead of numbers of its "
+              "own: adding into one .grad then changes the other.",
+}
+
+
+def _observe(leaves, before):
+    """After one step, for each leaf: its .grad's numbers (or None), whether .grad is still
+    the tensor it was before the step, that tensor's numbers now, and whether .grad shares
+    memory with another leaf's .grad."""
+    seen = {}
+    for name, t in leaves.items():
+        grad, old = t.grad, before[name]
+        others = [u.grad for n, u in leaves.items() if n != name and u.grad is not None]
+        shared = grad is not None and any(np.shares_memory(grad.numpy(), o.numpy())
+                                          for o in others)
+        seen[name] = (None if grad is None else grad.numpy().copy(),
+                      grad is not None and grad is old,
+                      None if old is None else old.numpy().copy(), shared)
+    return seen
+
+
+def _run_sequence(program, values, steps, same_graph, dtype):
+    """Make the leaves, take the steps (backward, zero_ or None on every leaf), and return
+    what ``_observe`` saw after each step."""
+    _, names, forward = _PROGRAMS[program]
+    leaves = {name: tensor(values[name], dtype=dtype, requires_grad=True) for name in names}
+    loss = forward(leaves) if same_graph else None
+    seen = []
+    for step in steps:
+        before = {name: t.grad for name, t in leaves.items()}
+        if step == "backward":
+            (loss if same_graph else forward(leaves)).backward(retain_graph=same_graph)
+        for t in leaves.values():
+            if step == "zero_" and t.grad is not None:
+                t.grad.zero_()
+            elif step == "None":
+                t.grad = None
+        seen.append(_observe(leaves, before))
+    return seen
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and np.allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
+def _value_hint(want, got, previous):
+    """Which mistake gives ``got`` where ``want`` was expected (``previous``: .grad before)."""
+    if got is None:
+        return _HINTS["missing"]
+    if previous is not None and _same(got, want - previous) and not _same(got, want):
+        return _HINTS["overwrite"]
+    return _HINTS["sum"]
+
+
+def _compare_sequence(accumulate, program, values, steps, same_graph=False, dtype=float64):
+    """Take the same steps with minigrad's own AccumulateGrad and with the learner's; raise
+    Mismatch at the first step and leaf where what the learner's left behind differs."""
+    want = _run_sequence(program, values, steps, same_graph, dtype)
+    with _plug_accumulate(accumulate):
+        got = _run_sequence(program, values, steps, same_graph, dtype)
+    text = _PROGRAMS[program][0]
+    at = ", ".join(f"{name} = {_show(value)}" for name, value in values.items())
+    calls = [_STEP_TEXT[step] for step in steps]
+    for k, (wanted, seen) in enumerate(zip(want, got)):
+        where = f"on {text} at {at}, after {', '.join(calls[:k + 1])}"
+        for name, (w_grad, w_same, w_old, w_shared) in wanted.items():
+            g_grad, g_same, g_old, g_shared = seen[name]
+            previous = want[k - 1][name][0] if k else None
+            if not _same(w_grad, g_grad):
+                raise Mismatch(f"{where}, {name}.grad is {_show(g_grad)}; expected "
+                               f"{_show(w_grad)}.{_value_hint(w_grad, g_grad, previous)}")
+            if w_same and not g_same:
+                raise Mismatch(f"{where}, {name}.grad holds the right numbers, but in a new "
+                               f"tensor.{_HINTS['new']}")
+            if not _same(w_old, g_old):
+                raise Mismatch(f"{where}, the tensor that was {name}.grad before it holds "
+                               f"{_show(g_old)}; expected {_show(w_old)}.{_HINTS['old']}")
+            if g_shared and not w_shared:
+                raise Mismatch(f"{where}, {name}.grad and another leaf's .grad are one and the "
+                               f"same memory.{_HINTS['shared']}")
+
+
+def _check_copies(accumulate):
+    """Called directly, as the engine does: one array for two leaves (as x + y sends), then
+    that array changed (the engine may reuse it): neither .grad may change with it."""
+    x = tensor([1.0, 2.0, 3.0], dtype=float64, requires_grad=True)
+    y = tensor([4.0, 5.0, 6.0], dtype=float64, requires_grad=True)
+    grad = np.array([0.5, -1.0, 2.0])
+    accumulate(x, grad)
+    accumulate(y, grad)
+    text = "accumulate(x, g) then accumulate(y, g) with one array g = [0.5, -1.0, 2.0]"
+    for name, t in (("x", x), ("y", y)):
+        if not isinstance(t.grad, Tensor):
+            raise Mismatch(f"after {text}, {name}.grad is {type(t.grad).__name__}; expected a "
+                           "tensor (a leaf's .grad is a Tensor, as in PyTorch).")
+    if np.shares_memory(x.grad.numpy(), grad) or np.shares_memory(y.grad.numpy(), grad):
+        raise Mismatch(f"after {text}, x.grad and y.grad are that very array g, not copies of "
+                       f"it.{_HINTS['shared']} Give the first gradient memory of its own.")
+    accumulate(x, np.array([1.0, 1.0, 1.0]))
+    grad[:] = 100.0
+    for name, t, expected in (("x", x, [1.5, 0.0, 3.0]), ("y", y, [0.5, -1.0, 2.0])):
+        if not _same(t.grad.numpy(), np.array(expected)):
+            raise Mismatch(f"after {text}, accumulate(x, [1.0, 1.0, 1.0]) and g changed by the "
+                           f"engine, {name}.grad is {_show(t.grad.numpy())}; expected "
+                           f"{expected}.{_HINTS['shared']}")
+
+
+def _random_sequence(rng):
+    """A random case: a program, its leaves' values (shape (), (3,) or (2, 3)), a dtype and
+    3 to 6 steps."""
+    program = int(rng.integers(len(_PROGRAMS)))
+    shape = [(), (3,), (2, 3)][int(rng.integers(3))]
+    values = {name: rng.uniform(-2, 2, size=shape).round(2).tolist()
+              for name in _PROGRAMS[program][1]}
+    steps = [["backward", "backward", "backward", "zero_", "None"][int(rng.integers(5))]
+             for _ in range(int(rng.integers(3, 7)))]
+    dtype = [float32, float64][int(rng.integers(2))]
+    return program, values, steps, dtype
+
+
+@keeps_random_state
+def _accumulate_battery(accumulate, n_random=150):
+    """The chapter's sequences, the copies called directly, then random sequences."""
+    for program, x, steps, same_graph in _CHAPTER_SEQUENCES:
+        names = _PROGRAMS[program][1]
+        values = {name: [v + i for v in x] for i, name in enumerate(names)}
+        _compare_sequence(accumulate, program, values, steps, same_graph, dtype=float32)
+    _check_copies(accumulate)
+    rng = np.random.default_rng(4)
+    for _ in range(n_random):
+        program, values, steps, dtype = _random_sequence(rng)
+        _compare_sequence(accumulate, program, values, steps, dtype=dtype)
+    return (f"the chapter's 12-then-24 and {len(_CHAPTER_SEQUENCES) - 1} more sequences of "
+            "backward(), zero_() and .grad = None, one array for two leaves, and "
+            f"{n_random} random sequences")
+
+
+def _show(value):
+    """An array (or a list) as a short list of numbers (4 decimals), or None."""
+    if value is None:
+        return "None"
+    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
+
+
+register(Piece(name="accumulate", chapter="04", defines="accumulate",
+               summary="AccumulateGrad's +=: the first gradient copied, later ones added",
+               plug=_plug_accumulate, battery=_accumulate_battery))

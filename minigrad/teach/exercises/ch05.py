@@ -1,16 +1,26 @@
-"""Chapter 5 exercises: broadcast shapes, the gradient of a broadcast bias, the gradient of a
-matrix product, and gradients that add when a tensor is used several times.
+"""Chapter 5 exercises: broadcast shapes and gradients that add when a tensor is used several
+times; the build exercises: the backward of broadcasting (``sum_to``) and of a matrix product
+(``mm_backward``).
 
 Every check computes the right answer itself with minigrad (a forward pass and
-``backward()``), compares it with the learner's and prints ✓ or ✗ with a hint.
+``backward()``), compares it with the learner's and prints ✓ or ✗ with a hint. The build
+pieces (``minigrad.teach.build``) are plugged into minigrad in place of its own
+``formulas.sum_to`` and of the backward of ``MmBackward0`` and ``AddmmBackward0``.
 """
+
+import contextlib
+
+import numpy as np
 
 import minigrad as mg
 
-from ..checks import MISSING, CheckResult, check
+from ...creation import tensor
+from ...dtypes import float64
+from ...ops import formulas, linalg
+from ..build import Mismatch, Piece, register
+from ..checks import MISSING, CheckResult, check, keeps_random_state
 
-__all__ = ["check_broadcast_shape", "check_bias_grad", "check_matmul_grad",
-           "check_gradients_add"]
+__all__ = ["check_broadcast_shape", "check_gradients_add"]
 
 _NO_ANSWER = ("no answer yet. Write your code in the cell above and run it, then run this "
               "check again.")
@@ -50,52 +60,6 @@ def check_broadcast_shape(answer):
 
 # ------------------------------------------------------------------ exercise 2
 
-BIAS_WEIGHTS = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
-
-
-def bias_grad():
-    """b.grad for ``loss = (w * (X + b)).sum()`` with X of shape (2, 3) and b of shape (2, 1)."""
-    X = mg.arange(6.0).reshape(2, 3)
-    w = mg.tensor(BIAS_WEIGHTS)
-    b = mg.zeros(2, 1, requires_grad=True)
-    loss = (w * (X + b)).sum()
-    loss.backward()
-    return b.grad
-
-
-def check_bias_grad(answer):
-    """Exercise 2: the gradient of a per-row bias of shape (2, 1)."""
-    return check("b.grad", answer, bias_grad(),
-                 hint="a gradient always has the shape of its tensor, and b[i] is added to "
-                      "every element of row i: each of those uses sends back its own "
-                      "dloss/dy, and the uses add up.")
-
-
-# ------------------------------------------------------------------ exercise 3
-
-MATMUL_A = [[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]]
-MATMUL_B = [[1.0, 2.0], [0.0, 1.0], [4.0, 0.0]]
-
-
-def matmul_grad():
-    """A.grad for ``loss = (A @ B).sum()`` with the matrices of the exercise."""
-    A = mg.tensor(MATMUL_A, requires_grad=True)
-    B = mg.tensor(MATMUL_B)
-    loss = (A @ B).sum()
-    loss.backward()
-    return A.grad
-
-
-def check_matmul_grad(answer):
-    """Exercise 3: dloss/dA for ``loss = (A @ B).sum()``."""
-    return check("dloss/dA", answer, matmul_grad(),
-                 hint="first write down G = dloss/dC for C = A @ B and loss = C.sum() (it "
-                      "has C's shape), then use the rule for the first factor of a matrix "
-                      "product; the result must have A's shape (2, 3).")
-
-
-# ------------------------------------------------------------------ exercise 4
-
 REUSED = [2.0, -1.0]
 
 
@@ -108,8 +72,334 @@ def reused_grad():
 
 
 def check_gradients_add(answer):
-    """Exercise 4: a tensor used four times; its gradient is the sum over the uses."""
+    """Exercise 2: a tensor used four times; its gradient is the sum over the uses."""
     return check("w.grad", answer, reused_grad(),
                  hint="count every place w is used. Each use of w in a product sends back "
                       "the product of the other factors; the use in 4 * w sends back 4. "
                       "Add them, element by element.")
+
+
+# ------------------------------------------------------------------ build: shared helpers
+
+def _is_array(value):
+    """An array gradient (a plain backward); a Tensor one comes under create_graph=True."""
+    return isinstance(value, (np.ndarray, np.generic))
+
+
+def _show(value):
+    """An array as a short nested list of numbers (4 decimals)."""
+    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
+
+
+def _close(got, want):
+    return np.allclose(np.asarray(got, dtype=float), want, rtol=1e-6, atol=1e-9)
+
+
+def _linear_layer(rng, bias):
+    """A linear layer as in chapter 6 (F.linear: x @ W.T + b, float32), input 5 x 3 -> 2
+    features, the input requiring grad too: (text, build)."""
+    x, w = rng.normal(size=(5, 3)).astype(np.float32), rng.normal(size=(2, 3)).astype(np.float32)
+    b = rng.normal(size=2).astype(np.float32)
+    text = f"a linear layer x @ W.T{' + b' if bias else ''} (x 5 x 3, W 2 x 3, float32)"
+
+    def build():
+        leaves = {"x": tensor(x, requires_grad=True), "W": tensor(w, requires_grad=True)}
+        if bias:
+            leaves["b"] = tensor(b, requires_grad=True)
+        out = mg.nn.functional.linear(leaves["x"], leaves["W"], leaves.get("b"))
+        return leaves, (out * out).sum()
+    return text, build
+
+
+
+# ------------------------------------------------------------------ build: sum_to
+
+def _sum_to_with(sum_to):
+    """``formulas.sum_to`` with the learner's inside (for array gradients; a Tensor one,
+    under create_graph=True, goes to minigrad's own). A result of another shape than the
+    input's stops backward with a clear error instead of being broadcast silently."""
+    own = formulas.sum_to
+
+    def plugged(grad, shape):
+        if not _is_array(grad):
+            return own(grad, shape)
+        result = sum_to(grad, tuple(shape))
+        if np.shape(result) != tuple(shape):
+            raise ValueError(f"your sum_to turned a gradient of shape {tuple(grad.shape)} into "
+                             f"one of shape {np.shape(result)}; the input has shape "
+                             f"{tuple(shape)} (run teach.check_piece('unbroadcast', sum_to))")
+        return result
+    return plugged
+
+
+def _plug_sum_to(sum_to):
+    from unittest import mock
+    return mock.patch.object(formulas, "sum_to", _sum_to_with(sum_to))
+
+
+def _shape_hint(got, shape, grad_shape):
+    """What is wrong with a result of shape ``got`` for an input of shape ``shape``."""
+    if len(got) > len(shape):
+        return (" Broadcasting added dimensions on the left of the input's shape: the "
+                "gradient must be summed over them, so that they are gone.")
+    if len(got) < len(shape):
+        return (" A dimension where the input had size 1 is gone: the input's gradient keeps "
+                "every dimension of the input, the 1s too (keepdims).")
+    return (" Where the input had size 1 and the gradient has more, broadcasting stretched "
+            "one number into copies: their gradients must be summed into that one number, "
+            f"keeping size 1 (the gradient came in with shape {grad_shape}).")
+
+
+def _compare_sum_to(sum_to, grad, shape, label):
+    """Call the learner's sum_to directly and compare with minigrad's own."""
+    want = formulas.sum_to(grad, shape)
+    before = grad.copy()
+    got = sum_to(grad, shape)
+    call = f"sum_to(grad of shape {grad.shape}, {shape}) ({label})"
+    if got is None:
+        raise Mismatch(f"{call} returned None; return the summed gradient.")
+    if not np.array_equal(grad, before):
+        raise Mismatch(f"{call} changed grad itself; leave it as it is (another input may "
+                       "receive the same array) and return a new one.")
+    got_shape = np.shape(got)
+    if got_shape != shape:
+        raise Mismatch(f"{call} returned shape {got_shape}; expected {shape}, the input's "
+                       f"shape.{_shape_hint(got_shape, shape, grad.shape)}")
+    if not _close(got, want):
+        raise Mismatch(f"{call} returned {_show(got)}; expected {_show(want)}. The shape is "
+                       "right but not the numbers: each entry must be the sum of the gradients "
+                       "of every copy broadcasting made of that input number.")
+
+
+def _random_broadcast(rng):
+    """An input shape (0 to 4 dimensions, sizes 1 to 3) and the shape broadcasting may have
+    stretched it to (0 to 2 dimensions added on the left, some sizes 1 stretched)."""
+    shape = tuple(int(n) for n in rng.integers(1, 4, size=int(rng.integers(0, 5))))
+    added = tuple(int(n) for n in rng.integers(1, 4, size=int(rng.integers(0, 3))))
+    stretched = tuple(int(rng.integers(1, 4)) if n == 1 and rng.random() < 0.7 else n
+                      for n in shape)
+    return shape, added + stretched
+
+
+# The chapter's cases: (what, the gradient's shape, the input's shape).
+_SUM_TO_EXAMPLES = [
+    ("section 5's table", (2, 4, 3), (2, 4, 3)),
+    ("section 5's table", (2, 4, 3), (4, 3)),
+    ("section 5's table", (2, 4, 3), (3,)),
+    ("section 5's table", (2, 4, 3), (4, 1)),
+    ("section 5's table", (2, 4, 3), (1, 1, 3)),
+    ("a bias per feature, X + b", (4, 3), (3,)),
+    ("a bias per row, X + b", (2, 3), (2, 1)),
+    ("a loss, a sum of everything", (2, 3), ()),
+]
+
+
+def _broadcast_program(rng):
+    """Two leaves of broadcasting shapes in a small graph: (text, build)."""
+    shape_a, out = _random_broadcast(rng)
+    shape_b = tuple(n if rng.random() < 0.5 else 1 for n in out[int(rng.integers(0, 2)):])
+    values = {"a": rng.uniform(-2, 2, size=shape_a).round(2),
+              "b": rng.uniform(-2, 2, size=shape_b).round(2)}
+    weight = rng.uniform(-2, 2, size=np.broadcast_shapes(shape_a, shape_b)).round(2)
+    text = f"loss = (w * (a * b + a)).sum(), a of shape {shape_a}, b of shape {shape_b}"
+
+    def build():
+        a, b = (tensor(values[n], dtype=float64, requires_grad=True) for n in ("a", "b"))
+        return {"a": a, "b": b}, (tensor(weight, dtype=float64) * (a * b + a)).sum()
+    return text, build
+
+
+def _compare_backward(plug, obj, text, build, name):
+    """backward() on the same graph with minigrad's own piece and with the learner's."""
+    leaves, loss = build()
+    loss.backward()
+    want = {n: t.grad.numpy().copy() for n, t in leaves.items() if t.grad is not None}
+    leaves, loss = build()
+    with plug(obj):
+        loss.backward()
+    for n, expected in want.items():
+        got = leaves[n].grad
+        if got is None or not _close(got.numpy(), expected):
+            raise Mismatch(f"plugged into backward() on {text}, {n}.grad is "
+                           f"{None if got is None else _show(got.numpy())}; expected "
+                           f"{_show(expected)} (your {name} gives the right results when "
+                           "called alone: does it depend on anything but its arguments?)")
+
+
+@keeps_random_state
+def _sum_to_battery(sum_to, n_random=200, n_graphs=30):
+    """The chapter's cases and random shapes, called directly; then backward() through
+    random graphs with broadcasting, and through the chapter's linear layer."""
+    rng = np.random.default_rng(5)
+    for label, grad_shape, shape in _SUM_TO_EXAMPLES:
+        grad = np.arange(1.0, 1.0 + np.prod(grad_shape)).reshape(grad_shape)
+        _compare_sum_to(sum_to, grad, shape, label)
+    for _ in range(n_random):
+        shape, grad_shape = _random_broadcast(rng)
+        dtype = [np.float32, np.float64][int(rng.integers(2))]
+        grad = rng.uniform(-2, 2, size=grad_shape).round(2).astype(dtype)
+        _compare_sum_to(sum_to, grad, shape, "a random case")
+    for _ in range(n_graphs):
+        _compare_backward(_plug_sum_to, sum_to, *_broadcast_program(rng), "sum_to")
+    _compare_backward(_plug_sum_to, sum_to, *_linear_layer(rng, bias=True), "sum_to")
+    return (f"the chapter's {len(_SUM_TO_EXAMPLES)} cases, {n_random} random shapes, and "
+            f"backward() through {n_graphs} random graphs and a linear layer")
+
+
+register(Piece(name="unbroadcast", chapter="05", defines="sum_to",
+               summary="the backward of broadcasting: sum_to(grad, shape)",
+               plug=_plug_sum_to, battery=_sum_to_battery))
+
+
+# ------------------------------------------------------------------ build: mm_backward
+
+def _placeholder(shape, dtype):
+    """Zeros standing in for an operand minigrad did not save (the other one needs no
+    gradient, so what is computed from it is thrown away)."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
+def _call_mm_backward(mm_backward, grad, a, b):
+    """The learner's gradients, checked for their shapes."""
+    result = mm_backward(grad, a, b)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ValueError("mm_backward must return two gradients, (grad_a, grad_b); run "
+                         "teach.check_piece('matmul_backward', mm_backward)")
+    grad_a, grad_b = result
+    if np.shape(grad_a) != a.shape or np.shape(grad_b) != b.shape:
+        raise ValueError(f"your mm_backward returned gradients of shapes {np.shape(grad_a)} "
+                         f"and {np.shape(grad_b)} for A {a.shape} and B {b.shape}; run "
+                         "teach.check_piece('matmul_backward', mm_backward)")
+    return grad_a, grad_b
+
+
+def _mm_with(mm_backward):
+    """MmBackward0.backward with the learner's formulas (array gradients only)."""
+    own = linalg.MmBackward0.backward
+
+    def backward(self, grad, a, b):
+        if not _is_array(grad):
+            return own(self, grad, a, b)
+        shape_a, shape_b = self.shapes
+        grad_a, grad_b = _call_mm_backward(
+            mm_backward, grad, a if a is not None else _placeholder(shape_a, grad.dtype),
+            b if b is not None else _placeholder(shape_b, grad.dtype))
+        return (grad_a if b is not None else None, grad_b if a is not None else None)
+    return backward
+
+
+def _addmm_with(mm_backward):
+    """AddmmBackward0.backward (``bias + x @ W.T``, nn.Linear) with the learner's formulas
+    for the product; the bias gets the gradient as it is (summed to its shape by sum_to)."""
+    own = linalg.AddmmBackward0.backward
+
+    def backward(self, grad, m1, m2):
+        if not _is_array(grad):
+            return own(self, grad, m1, m2)
+        _, shape_1, shape_2 = self.shapes
+        grad_1, grad_2 = _call_mm_backward(
+            mm_backward, grad, m1 if m1 is not None else _placeholder(shape_1, grad.dtype),
+            m2 if m2 is not None else _placeholder(shape_2, grad.dtype))
+        if self.alpha != 1:
+            grad_1, grad_2 = grad_1 * self.alpha, grad_2 * self.alpha
+        grad_c = None
+        if self.inputs[0] is not None:
+            grad_c = grad if self.beta == 1 else grad * self.beta
+        return grad_c, grad_1 if m2 is not None else None, grad_2 if m1 is not None else None
+    return backward
+
+
+@contextlib.contextmanager
+def _plug_mm_backward(mm_backward):
+    from unittest import mock
+    with mock.patch.object(linalg.MmBackward0, "backward", _mm_with(mm_backward)), \
+            mock.patch.object(linalg.AddmmBackward0, "backward", _addmm_with(mm_backward)):
+        yield
+
+
+# The chapter's products: (what, A, B, G = dL/dC).
+_MM_EXAMPLES = [
+    ("section 6's example", [[1., 2., 3.], [4., 5., 6.]], [[1., 0.], [2., 1.], [0., 3.]],
+     [[1., 2.], [3., 4.]]),
+    ("loss = (A @ B).sum()", [[1., 2., 0.], [0., 1., 3.]], [[1., 2.], [0., 1.], [4., 0.]],
+     [[1., 1.], [1., 1.]]),
+]
+
+
+def _own_mm_gradients(a, b, grad):
+    """minigrad's own gradients of A @ B for dL/dC = grad."""
+    A = tensor(a, requires_grad=True)
+    B = tensor(b, requires_grad=True)
+    (A @ B).backward(tensor(grad))
+    return A.grad.numpy(), B.grad.numpy()
+
+
+def _compare_mm(mm_backward, a, b, grad, label):
+    """Call the learner's mm_backward directly and compare with minigrad's own."""
+    call = f"mm_backward(grad {grad.shape}, a {a.shape}, b {b.shape}) ({label})"
+    shapes = (f" C = A @ B has shape {grad.shape}, and so has grad; grad_a must have A's "
+              f"shape {a.shape} and grad_b B's {b.shape}. Line up the shapes of a product: "
+              "(r, s) @ (s, t) gives (r, t). Which product of grad with b, each transposed "
+              "or not, has A's shape? And of a with grad, B's?")
+    try:
+        result = mm_backward(grad.copy(), a.copy(), b.copy())
+    except ValueError as error:  # numpy: shapes that do not fit a matrix product
+        raise Mismatch(f"{call} raised ValueError: {error}.{shapes}") from None
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise Mismatch(f"{call} returned {type(result).__name__}; return two gradients, "
+                       "(grad_a, grad_b).")
+    want = _own_mm_gradients(a, b, grad)
+    for name, got, expected, other in (("grad_a", result[0], want[0], "B"),
+                                       ("grad_b", result[1], want[1], "A")):
+        if np.shape(got) != expected.shape:
+            swapped = (np.shape(result[0]) == b.shape and np.shape(result[1]) == a.shape)
+            raise Mismatch(f"{call}: {name} has shape {np.shape(got)}; expected "
+                           f"{expected.shape}." + (" The two look swapped: return "
+                                                   "(grad_a, grad_b), A's first."
+                                                   if swapped else shapes))
+        if not _close(got, expected):
+            raise Mismatch(f"{call}: {name} is {_show(got)}; expected {_show(expected)}. The "
+                           "shape is right, not the numbers: dL/dA[i, j] sums grad[i, k] "
+                           "* B[j, k] over k, and dL/dB[j, k] sums A[i, j] * grad[i, k] over "
+                           f"i (section 6). Is the transpose on the right factor, {other}'s "
+                           "or grad's?")
+
+
+def _matmul_program(rng, which):
+    """A @ B of random sizes, with A, B or both requiring grad: (text, build)."""
+    n, m, p = (int(k) for k in rng.integers(1, 5, size=3))
+    a, b = rng.normal(size=(n, m)).round(2), rng.normal(size=(m, p)).round(2)
+    weight = rng.normal(size=(n, p)).round(2)
+    text = f"loss = (w * (A @ B)).sum(), A {a.shape} and B {b.shape}, {which} requiring grad"
+
+    def build():
+        A = tensor(a, requires_grad=which in ("A", "both"))
+        B = tensor(b, requires_grad=which in ("B", "both"))
+        return {"A": A, "B": B}, (tensor(weight) * (A @ B)).sum()
+    return text, build
+
+
+@keeps_random_state
+def _mm_battery(mm_backward, n_random=150):
+    """The chapter's products and random ones, called directly; then backward() through
+    products where A, B or both need a gradient, and through linear layers."""
+    rng = np.random.default_rng(6)
+    for label, a, b, grad in _MM_EXAMPLES:
+        _compare_mm(mm_backward, np.array(a), np.array(b), np.array(grad), label)
+    for _ in range(n_random):
+        n, m, p = (int(k) for k in rng.integers(1, 6, size=3))
+        a, b, grad = (rng.normal(size=s).round(2) for s in ((n, m), (m, p), (n, p)))
+        _compare_mm(mm_backward, a, b, grad, "a random product")
+    for which in ("both", "A", "B") * 4:
+        _compare_backward(_plug_mm_backward, mm_backward, *_matmul_program(rng, which),
+                          "mm_backward")
+    for bias in (True, False):
+        _compare_backward(_plug_mm_backward, mm_backward, *_linear_layer(rng, bias),
+                          "mm_backward")
+    return (f"the chapter's {len(_MM_EXAMPLES)} products, {n_random} random ones, and "
+            "backward() through 12 products and 2 linear layers")
+
+
+register(Piece(name="matmul_backward", chapter="05", defines="mm_backward",
+               summary="the gradients of C = A @ B: mm_backward(grad, a, b)",
+               plug=_plug_mm_backward, battery=_mm_battery))
