@@ -6,7 +6,6 @@ import pytest
 
 import minigrad as mg
 from minigrad import nn
-from minigrad.nn import functional as F
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch07
 
@@ -122,73 +121,3 @@ def test_soft_target_gradient_wrong_or_missing():
         result = ch07.check_soft_target_gradient(answer)
         assert not result
         assert hint in repr(result)
-
-
-# ------------------------------------------------------ exercise 4: stable log-softmax
-
-def stable_log_softmax(logits):
-    shifted = logits - logits.max(dim=-1, keepdim=True).values
-    return shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
-
-
-def naive_log_softmax(logits):
-    return (logits.exp() / logits.exp().sum(dim=-1, keepdim=True)).log()
-
-
-def test_stable_log_softmax_right_answer():
-    result = ch07.check_stable_log_softmax(stable_log_softmax)
-    assert result, repr(result)
-    assert "correct on all 5 test inputs" in repr(result)
-
-
-def test_stable_log_softmax_numpy_answer_is_accepted():
-    def with_numpy(logits):
-        z = logits.numpy()
-        shifted = z - z.max(axis=-1, keepdims=True)
-        return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    assert ch07.check_stable_log_softmax(with_numpy)
-
-
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the naive one overflows, as taught
-def test_naive_log_softmax_is_rejected():
-    result = ch07.check_stable_log_softmax(naive_log_softmax)
-    assert not result
-    assert "shift each row" in repr(result)
-
-
-def test_other_wrong_log_softmax_versions_are_rejected():
-    def shifted_only(logits):  # forgot the log-sum-exp
-        return logits - logits.max(dim=-1, keepdim=True).values
-
-    def whole_tensor_max(logits):  # one max for the whole batch: overflows row by row
-        shifted = logits - logits.max()
-        return shifted - shifted.exp().sum(dim=-1, keepdim=True).log()
-
-    def wrong_dim(logits):  # normalises over the first dimension
-        shifted = logits - logits.max(dim=0, keepdim=True).values
-        return shifted - shifted.exp().sum(dim=0, keepdim=True).log()
-
-    def crashes(logits):
-        raise ValueError("oops")
-
-    for function in (shifted_only, whole_tensor_max, wrong_dim, crashes):
-        result = ch07.check_stable_log_softmax(function)
-        assert not result, function.__name__
-        assert repr(result).startswith("✗")
-
-
-def test_stable_log_softmax_that_calls_the_built_in_is_rejected():
-    for function in (lambda t: t.log_softmax(-1), lambda t: F.log_softmax(t, dim=-1),
-                     lambda t: t.softmax(dim=-1).log(), lambda t: nn.LogSoftmax(dim=-1)(t)):
-        result = ch07.check_stable_log_softmax(function)
-        assert not result
-        assert "not softmax or log_softmax" in repr(result)
-    # the built-ins work again afterwards
-    np.testing.assert_allclose(mg.tensor([0.0, 0.0]).log_softmax(0).numpy(), np.log([0.5, 0.5]))
-
-
-def test_stable_log_softmax_missing():
-    for answer in (None, MISSING):
-        result = ch07.check_stable_log_softmax(answer)
-        assert not result
-        assert "define the function" in repr(result)

@@ -2,19 +2,29 @@
 
 Each function takes the learner's answer, builds the right answer itself with minigrad and
 returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises.
+
+The build exercise (``teach.check_piece("linear", Linear)``): the learner's own
+``class Linear(nn.Module)``, plugged in as ``minigrad.nn.Linear``.
 """
 
+import contextlib
+import math
+import warnings
+from unittest import mock
 
-from ... import nn
-from ...creation import randn
+import numpy as np
+
+from ... import creation, dtypes, nn
 from ...graph import no_grad
-from ...random import Generator
+from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Linear is now
+from ...random import manual_seed
 from ...tensor import Tensor
+from ..build import Mismatch, Piece, _where, register
 from ..checks import CheckResult, check
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
 __all__ = ["exercise_mlp", "exercise_nested_model", "check_parameter_count",
-           "check_parameter_names", "check_two_layer_net"]
+           "check_parameter_names"]
 
 
 def exercise_mlp():
@@ -76,60 +86,234 @@ def check_parameter_names(names):
                               "joined by dots, then the parameter's own name.")
 
 
-@_leaves_rng_alone
-def check_two_layer_net(net_class):
-    """Exercise 3: ``TwoLayerNet(in_features, hidden, out_features)``, a Linear, ReLU, Linear."""
-    title = "TwoLayerNet"
-    if _no_answer(net_class):
-        return CheckResult(False, f"{title}: define the class in the cell above and run it.")
-    if not (isinstance(net_class, type) and issubclass(net_class, nn.Module)):
-        return CheckResult(False, f"{title}: expected a class that inherits from nn.Module "
-                                  "(class TwoLayerNet(nn.Module): ...).")
+# ---------------------------------------------------------------- build: nn.Linear
+
+_SIZES = [(5, 2), (3, 8), (16, 4), (1, 1), (64, 10)]  # (in_features, out_features)
+_BATCHES = [(), (4,), (2, 3)]  # leading shapes of the inputs: one sample, a batch, a grid
+_SEEDS = [0, 1, 7]
+
+
+@contextlib.contextmanager
+def _plug_linear(Linear):
+    """``minigrad.nn.Linear`` is the learner's class inside the block: every
+    ``nn.Linear(...)`` (the chapters' models, ``nn.Sequential(nn.Linear(2, 16), ...)``)
+    builds one of the learner's layers."""
+    with mock.patch.object(nn, "Linear", Linear):
+        yield
+
+
+def _attempt(what, function):
+    """``function()``, or a Mismatch that says which call of the learner's code raised."""
     try:
-        net = net_class(3, 5, 2)
-    except Exception as error:  # the learner's code: report, never crash the notebook
-        return CheckResult(False, f"{title}(3, 5, 2) raised {type(error).__name__}: {error}")
-    shapes = {name: tuple(p.shape) for name, p in net.named_parameters()}
-    expected_shapes = {"fc1.weight": (5, 3), "fc1.bias": (5,), "fc2.weight": (2, 5),
-                       "fc2.bias": (2,)}
-    if not shapes:
-        return CheckResult(False, f"{title}: the model has no parameters. Hint: assign the "
-                                  "layers as attributes (self.fc1 = ...) after "
-                                  "super().__init__(); a plain Python list hides the layers "
-                                  "in it (nn.ModuleList does not).")
-    if set(shapes) != set(expected_shapes):
-        return CheckResult(False, f"{title}: its parameters are named {list(shapes)}; "
-                                  f"expected {list(expected_shapes)}. Hint: name the layers "
-                                  "fc1 and fc2.")
-    for name, shape in expected_shapes.items():
-        if shapes[name] != shape:
-            return CheckResult(False, f"{title}(3, 5, 2): {name} has shape {shapes[name]}, "
-                                      f"expected {shape}. Hint: nn.Linear(in_features, "
-                                      "out_features).")
-    # Known weights and a batch big enough that every mistake shows in the output.
-    generator = Generator().manual_seed(1)
+        return function()
+    except Mismatch:
+        raise
+    except Exception as error:  # the learner's code
+        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{_where(error)}") \
+            from None
+
+
+def _build(Linear, n_in, n_out, bias=True):
+    args = f"{n_in}, {n_out}" + ("" if bias else ", bias=False")
+    return _attempt(f"Linear({args})", lambda: Linear(n_in, n_out, bias=bias))
+
+
+def _first_difference(got, want, rtol, atol):
+    """'at [0, 1]: expected 0.1234, got 0.5678' for the first element that differs."""
+    bad = ~np.isclose(got, want, rtol=rtol, atol=atol)
+    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+    where = f" at {list(index)}" if index else ""
+    return f"{where}: expected {float(want[index]):.6g}, got {float(got[index]):.6g}"
+
+
+def _check_registered(layer, n_in, n_out, bias):
+    """Its parameters: names (in order), Parameters, shapes, float32; no bias if not asked."""
+    call = f"Linear({n_in}, {n_out}" + (")" if bias else ", bias=False)")
+    names = [name for name, _ in layer.named_parameters()]
+    want = ["weight", "bias"] if bias else ["weight"]
+    if not names:
+        plain = [k for k, v in vars(layer).items() if isinstance(v, Tensor)]
+        if plain:
+            raise Mismatch(f"{call}.parameters() finds none of its tensors, yet it has the "
+                           f"tensor attribute(s) {', '.join(plain)}. A tensor assigned to "
+                           "self is registered only when it is an nn.Parameter (section 3): "
+                           "an optimizer would never update these ones.")
+        raise Mismatch(f"{call} has no parameters. Assign them in __init__, after "
+                       "super().__init__(): self.weight = nn.Parameter(...), and the bias.")
+    if names != want:
+        if sorted(names) == sorted(want):
+            hint = ("named_parameters() lists them in the order they were assigned: the "
+                    "weight first, then the bias, as in nn.Linear.")
+        elif bias and "bias" not in names:
+            hint = "with bias=True the layer also has a bias parameter, of shape (out_features,)."
+        elif not bias and "bias" in names:
+            hint = "with bias=False there is no bias parameter: set self.bias = None."
+        else:
+            hint = "name them weight and bias: state_dict keys and checkpoints use these names."
+        raise Mismatch(f"{call}.named_parameters() gives {names}; expected {want}: {hint}")
+    params = dict(layer.named_parameters())
+    shapes = {"weight": ((n_out, n_in), "(out_features, in_features): one row per output, "
+                         "and forward uses weight.T"),
+              "bias": ((n_out,), "(out_features,)")}
+    for name in want:
+        shape, (wanted, meaning) = tuple(params[name].shape), shapes[name]
+        if shape != wanted:
+            raise Mismatch(f"{call}.{name} has shape {shape}; nn.Linear's is {wanted}, "
+                           f"{meaning}.")
+        if params[name].dtype != dtypes.float32:
+            raise Mismatch(f"{call}.{name} is {params[name].dtype}; nn.Linear's parameters "
+                           "are float32, the default dtype (make them with minigrad's "
+                           "functions, not from float64 numpy arrays).")
+    if not bias and getattr(layer, "bias", "missing") is not None:
+        raise Mismatch(f"{call}.bias should be None, as in nn.Linear (code such as "
+                       "'if layer.bias is not None' relies on it): set self.bias = None.")
+
+
+def _inputs(rng, lead, n_in):
+    values = rng.standard_normal(lead + (n_in,)).astype(np.float32)
+    return creation.tensor(values, requires_grad=True)
+
+
+def _compare(what, got, want, rtol=1e-5, atol=1e-6):
+    got = np.asarray(got, dtype=float)
+    want = np.asarray(want, dtype=float)
+    if got.shape != want.shape:
+        raise Mismatch(f"{what} has shape {got.shape}; expected {want.shape}.")
+    if not np.allclose(got, want, rtol=rtol, atol=atol):
+        return _first_difference(got, want, rtol, atol)
+    return None
+
+
+def _check_forward(Linear, rng, n_in, n_out, bias):
+    """Same weights as minigrad's Linear (copied in), inputs of every leading shape: the same
+    outputs, and the same gradients for the weight, the bias and the input."""
+    own = _OwnLinear(n_in, n_out, bias=bias)
+    layer = _build(Linear, n_in, n_out, bias)
+    params = dict(layer.named_parameters())
     with no_grad():
-        for _, p in sorted(net.named_parameters()):
-            p.copy_(randn(*p.shape, generator=generator))
-    x = randn(16, 3, generator=generator)
-    try:
-        out = net(x)
-    except Exception as error:
-        return CheckResult(False, f"{title}: calling it on a batch of shape (16, 3) raised "
-                                  f"{type(error).__name__}: {error}")
-    if not isinstance(out, Tensor) or tuple(out.shape) != (16, 2):
-        shape = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-        return CheckResult(False, f"{title}: a batch of shape (16, 3) gave {shape}, expected "
-                                  "(16, 2). Hint: forward must return the output tensor.")
-    expected = net.fc2(net.fc1(x).relu())
-    if not check(title, out, expected, tol=1e-5):
-        return CheckResult(False, f"{title}: the output has the right shape but not the right "
-                                  "values. Hint: fc1, then ReLU, then fc2 (no ReLU at the end).")
-    if out.requires_grad:
-        net.zero_grad()
-        out.sum().backward()
-    if not out.requires_grad or any(p.grad is None for p in net.parameters()):
-        return CheckResult(False, f"{title}: some parameters got no gradient from backward(). "
-                                  "Hint: compute the output from the input with the layers, "
-                                  "without .detach() or .numpy().")
-    return CheckResult(True, f"{title}: correct! Parameters {list(shapes)}, output shape (16, 2) for 16 inputs.")
+        for name, p in own.named_parameters():
+            params[name].copy_(p)
+    call = f"Linear({n_in}, {n_out}" + (")" if bias else ", bias=False)")
+    for lead in _BATCHES:
+        x = _inputs(rng, lead, n_in)
+        x_own = x.detach().clone().requires_grad_()
+        shape = tuple(x.shape)
+        out = _attempt(f"{call} on an input of shape {shape}", lambda: layer(x))
+        want = own(x_own)
+        if not isinstance(out, Tensor):
+            raise Mismatch(f"{call} on an input of shape {shape} returned "
+                           f"{type(out).__name__}; forward must return the output tensor.")
+        if tuple(out.shape) != tuple(want.shape):
+            raise Mismatch(f"{call} on an input of shape {shape} gives shape "
+                           f"{tuple(out.shape)}; expected {tuple(want.shape)} (the leading "
+                           "dimensions stay, the last becomes out_features).")
+        difference = _compare("the output", out.detach().numpy(), want.detach().numpy())
+        if difference:
+            hint = ""
+            if bias and np.allclose(out.detach().numpy() + own.bias.detach().numpy(),
+                                    want.detach().numpy(), rtol=1e-5, atol=1e-6):
+                hint = " The output lacks exactly the bias: forward must add it."
+            raise Mismatch(f"{call} on an input of shape {shape}: the output differs from "
+                           f"nn.Linear's with the same weight and bias{difference}.{hint}")
+        if not out.requires_grad:
+            raise Mismatch(f"{call}: the output does not require grad, so no gradient can "
+                           "reach the parameters. Compute it from input and self.weight "
+                           "with tensor operations (no .detach(), no numpy).")
+        upstream = creation.tensor(rng.standard_normal(tuple(want.shape)).astype(np.float32))
+        _attempt(f"backward through {call}", lambda: out.backward(upstream))
+        want.backward(upstream)
+        grads = [(f"{name}.grad", params[name].grad, p.grad)
+                 for name, p in own.named_parameters()] + [("the input's grad", x.grad,
+                                                            x_own.grad)]
+        for what, got, expected in grads:
+            if got is None:
+                raise Mismatch(f"{call} on an input of shape {shape}: {what} is None after "
+                               "backward(). Every parameter must take part in forward.")
+            difference = _compare(what, got.numpy(), expected.numpy(), atol=1e-5)
+            if difference:
+                raise Mismatch(f"{call} on an input of shape {shape}: {what} differs from "
+                               f"nn.Linear's{difference}.")
+        for p in list(params.values()) + list(own.parameters()):
+            p.grad = None
+
+
+def _check_init(Linear, n_in, n_out, seed):
+    """After ``manual_seed(seed)``, the same numbers as minigrad's own Linear draws."""
+    manual_seed(seed)
+    own = _OwnLinear(n_in, n_out)
+    manual_seed(seed)
+    layer = _build(Linear, n_in, n_out)
+    bound = 1 / math.sqrt(n_in)
+    params = dict(layer.named_parameters())
+    for name, p in own.named_parameters():
+        got = params[name].detach().numpy()
+        if np.abs(got).max(initial=0) > bound * (1 + 1e-6):
+            raise Mismatch(f"after mg.manual_seed({seed}), Linear({n_in}, {n_out}).{name} "
+                           f"goes from {got.min():.4f} to {got.max():.4f}, beyond "
+                           f"±1/sqrt(in_features) = ±{bound:.4f} (section 5).")
+        difference = _compare(name, got, p.detach().numpy(), rtol=0, atol=1e-6)
+        if difference:
+            raise Mismatch(f"after mg.manual_seed({seed}), Linear({n_in}, {n_out}).{name} is "
+                           f"not what nn.Linear draws{difference}. Draw both uniform in "
+                           "±1/sqrt(in_features) from minigrad's generator (mg.rand, or a "
+                           "tensor's uniform_), the weight first, then the bias, so that a "
+                           "seed gives the same layer as nn.Linear.")
+
+
+def _check_plugged(Linear):
+    """Section 6's MLP built with ``nn.Linear`` while the piece is plugged in: the learner's
+    layers, the same names, loss and gradients as with minigrad's own."""
+    def run(plugged):
+        manual_seed(0)
+        with _plug_linear(Linear) if plugged else contextlib.nullcontext():
+            mlp = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))
+        x = creation.randn(8, 2)
+        y = creation.randint(0, 2, (8,))
+        loss = nn.CrossEntropyLoss()(mlp(x), y)
+        loss.backward()
+        return mlp, loss
+    own, own_loss = run(False)
+    mlp, loss = _attempt("section 6's MLP built with your Linear", lambda: run(True))
+    if not all(type(mlp[i]) is Linear for i in (0, 2)):
+        raise Mismatch("inside teach.use(linear=Linear), nn.Linear(2, 16) did not build "
+                       "your class.")
+    names = [name for name, _ in mlp.named_parameters()]
+    want = [name for name, _ in own.named_parameters()]
+    if names != want:
+        raise Mismatch(f"section 6's MLP with your Linear has the parameters {names}; "
+                       f"expected {want}.")
+    difference = _compare("the loss", loss.item(), own_loss.item())
+    if difference:
+        raise Mismatch(f"section 6's MLP with your Linear, after mg.manual_seed(0), gives "
+                       f"a loss that differs{difference}.")
+
+
+@_leaves_rng_alone
+def _linear_battery(Linear):
+    """Registration, shapes, forward and gradients (against minigrad's Linear with the same
+    weights), bias=False, the initial values after a seed, and a model built with it."""
+    if not (isinstance(Linear, type) and issubclass(Linear, nn.Module)):
+        raise Mismatch(f"expected a class that inherits from nn.Module (class "
+                       f"Linear(nn.Module): ...), got {type(Linear).__name__}.")
+    rng = np.random.default_rng(6)
+    # minigrad's own Linear for the expected results, even inside a teach.use(...) block
+    with warnings.catch_warnings(), _plug_linear(_OwnLinear):
+        warnings.simplefilter("ignore")
+        for n_in, n_out in _SIZES:
+            for bias in (True, False):
+                _check_registered(_build(Linear, n_in, n_out, bias), n_in, n_out, bias)
+        for n_in, n_out in _SIZES:
+            for bias in (True, False):
+                _check_forward(Linear, rng, n_in, n_out, bias)
+        for seed in _SEEDS:
+            for n_in, n_out in _SIZES:
+                _check_init(Linear, n_in, n_out, seed)
+        _check_plugged(Linear)
+    return (f"{len(_SIZES)} sizes with and without bias (names, shapes, outputs and "
+            f"gradients for inputs of shape (in,), (4, in) and (2, 3, in)), the first "
+            f"values after {len(_SEEDS)} seeds, and section 6's MLP")
+
+
+register(Piece(name="linear", chapter="06", defines="Linear",
+               summary="nn.Linear: a module with a weight and a bias Parameter",
+               plug=_plug_linear, battery=_linear_battery))

@@ -1,20 +1,32 @@
 """Chapter 7 exercises: losses.
 
 Each check builds the exercise's tensors itself, lets minigrad compute the right answer
-(with ``nn.MSELoss``, ``nn.CrossEntropyLoss``, ``backward()`` and ``Tensor.log_softmax``)
-and compares the learner's answer with it. Answers may be numbers, lists, arrays or
-tensors (with or without a graph). Hints name the idea, never the number.
+(with ``nn.MSELoss``, ``nn.CrossEntropyLoss`` and ``backward()``) and compares the
+learner's answer with it. Answers may be numbers, lists, arrays or tensors (with or without
+a graph). Hints name the idea, never the number.
+
+The build exercise (``teach.check_piece("log_softmax", LogSoftmaxBackward0)``): the
+learner's own op for log-softmax, forward and backward, plugged in as
+``minigrad.ops.softmax.LogSoftmaxBackward0`` (what ``Tensor.log_softmax``,
+``F.log_softmax`` and ``F.cross_entropy`` run).
 """
+
+import contextlib
+import warnings
+from unittest import mock
 
 import numpy as np
 
 from ... import creation, nn
+from ...nn import functional as F
+from ...ops import softmax as softmax_ops
+from ...ops.op import Op
 from ...tensor import Tensor
-from ..checks import MISSING, check, check_function
+from ..build import Mismatch, Piece, _where, register
+from ..checks import MISSING, check
 from ..checks import all_parts as _together
 
 __all__ = ["check_mse_by_hand", "check_cross_entropy_by_hand", "check_soft_target_gradient",
-           "check_stable_log_softmax",
            "MSE_PREDICTIONS", "MSE_TARGETS", "CE_SCORES", "CE_LABELS",
            "SOFT_LOGITS", "SOFT_TARGET"]
 
@@ -124,47 +136,224 @@ def check_soft_target_gradient(grad_logits):
     return check("grad_logits", grad_logits, logits.grad, tol=1e-5, hint=hint)
 
 
-def _reference_log_softmax(logits):
-    return logits.log_softmax(dim=-1)
+# ---------------------------------------------------------------- build: log-softmax's op
+
+# The chapter's logits (section "Classification" and the stability section), then random ones.
+_CHAPTER_LOGITS = [
+    ([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]], 1),
+    ([1000.0, -1000.0], 0),
+    ([-1000.0, -1000.0], 0),
+    ([0.0, -200.0], 0),
+    ([[1000.0, -1000.0], [500.0, 501.0]], 1),
+]
+_N_RANDOM = 200
+_OWN_OP = softmax_ops.LogSoftmaxBackward0  # minigrad's own, whatever is plugged in later
 
 
-def _log_softmax_cases():
-    return [
-        (creation.tensor([1.0, 2.0, 3.0]),),
-        (creation.tensor([[0.5, -0.5], [2.0, 1.0]]),),
-        (creation.tensor([0.0, -200.0]),),
-        (creation.tensor([1000.0, -1000.0, 0.0]),),
-        (creation.tensor([[-1000.0, -1000.0], [500.0, 501.0]]),),
-    ]
+@contextlib.contextmanager
+def _plug_log_softmax(op_class):
+    """``minigrad.ops.softmax.LogSoftmaxBackward0`` is the learner's op inside the block:
+    ``Tensor.log_softmax`` looks it up there on every call, and ``F.log_softmax``,
+    ``nn.LogSoftmax`` and ``F.cross_entropy`` / ``nn.CrossEntropyLoss`` with class indices
+    all go through it (class probabilities have a fused node of their own)."""
+    with mock.patch.object(softmax_ops, "LogSoftmaxBackward0", op_class):
+        yield
 
 
-def _refusing_softmax(function):
-    """``function``, run with ``Tensor.softmax`` and ``Tensor.log_softmax`` switched off
-    (``F.softmax``, ``F.log_softmax`` and ``nn.Softmax`` go through them): the exercise is to
-    build log-softmax by hand, so an answer that calls the built-in one must not pass."""
-    if not callable(function):
-        return function
-
-    def refuse(self, *args, **kwargs):
-        raise RuntimeError("this exercise builds log-softmax by hand: use max, exp, sum and "
-                           "log, not softmax or log_softmax")
-
-    def guarded(*args):
-        built_in = Tensor.softmax, Tensor.log_softmax
-        Tensor.softmax = Tensor.log_softmax = refuse
-        try:
-            return function(*args)
-        finally:
-            Tensor.softmax, Tensor.log_softmax = built_in
-    return guarded
+def _attempt(what, function):
+    """``function()``, or a Mismatch that says which call of the learner's op raised."""
+    try:
+        return function()
+    except Mismatch:
+        raise
+    except RecursionError:
+        raise Mismatch(f"{what} never returned: your op calls log_softmax (or "
+                       "cross_entropy), which is now your op itself. Compute it with numpy "
+                       "on the arrays forward receives.") from None
+    except Exception as error:  # the learner's code
+        hint = (" Reduce with keepdims=True, so that the max and the sum broadcast against "
+                "the logits." if "broadcast" in str(error) else "")
+        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{_where(error)}"
+                       f"{hint}") from None
 
 
-def check_stable_log_softmax(stable_log_softmax):
-    """Exercise 4: a log-softmax over the last dimension that gives finite, right values
-    for any logits, including ±1000, without calling softmax or log_softmax."""
-    return check_function(
-        "stable_log_softmax", _refusing_softmax(stable_log_softmax), _reference_log_softmax,
-        _log_softmax_cases(), tol=1e-5,
-        hint="exp of a big logit overflows and a tiny probability's log is -inf: shift each "
-             "row before exp (keepdim=True keeps the shapes broadcastable), and take the log "
-             "of a sum that is at least 1.")
+def _tolerance(values, dtype):
+    """What rounding allows at this scale: a log-softmax of logits near ±1000 in float32 is
+    exact only to about 1e-4."""
+    eps = np.finfo(dtype).eps
+    return 64 * eps * (1 + float(np.abs(values).max(initial=0)))
+
+
+def _describe_logits(values, dim, chapter):
+    if chapter:
+        return f"the logits {np.round(values.astype(float), 4).tolist()} along dim={dim}"
+    top = float(np.abs(values).max(initial=0))
+    return (f"random logits of shape {values.shape} ({values.dtype}, up to ±{top:.4g}) "
+            f"along dim={dim}")
+
+
+def _softmax(values, dim):
+    shifted = np.exp(values - values.max(axis=dim, keepdims=True))
+    return shifted / shifted.sum(axis=dim, keepdims=True)
+
+
+def _first_difference(got, want, tol):
+    bad = ~np.isclose(got, want, rtol=0, atol=tol)
+    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+    where = f" at {list(index)}" if index else ""
+    return f"{where}: expected {float(want[index]):.6g}, got {float(got[index]):.6g}"
+
+
+def _forward_hint(got, values, dim, tol):
+    """What a wrong forward most likely does, from the numbers it gave."""
+    for other in range(values.ndim):
+        if other != dim:
+            along = values.astype(float) - np.log(np.exp(
+                values.astype(float) - values.max(axis=other, keepdims=True)).sum(
+                axis=other, keepdims=True)) - values.max(axis=other, keepdims=True)
+            if np.allclose(got, along, rtol=0, atol=tol):
+                return (f" These are the log-probabilities along dim={other}: take the max "
+                        "and the sum along the dim forward receives.")
+    return " Hint: log p = (z - m) - log(sum over the dim of exp(z - m)), with m the max."
+
+
+def _backward_hint(got, upstream, softmax, dim):
+    """What a wrong backward most likely returns, from the numbers it gave."""
+    def close(candidate):
+        return np.allclose(got, candidate, rtol=1e-4, atol=1e-4 * (1 + np.abs(candidate).max()))
+    if close(upstream):
+        return (" It is the gradient that arrived, unchanged: each log-probability depends "
+                "on every logit of its slice (through the log of the sum), so a second term "
+                "is missing. Differentiate log p_c = z_c - log sum_j exp(z_j) by z_k.")
+    if close(upstream - softmax * upstream):
+        return (" The second term must add up the arriving gradients of the whole slice "
+                "along dim (keepdims=True), not use each element's own.")
+    for other in range(got.ndim):
+        if other != dim and got.shape[other] > 1:
+            if close(upstream - softmax * upstream.sum(axis=other, keepdims=True)):
+                return (f" Your backward sums along dim={other}: keep the dim forward "
+                        "received (self.dim = dim) and sum along it.")
+    if close(upstream + softmax * upstream.sum(axis=dim, keepdims=True)):
+        return " Check the sign of the second term."
+    return (" Hint: backward gets the saved log-probabilities; exp of them is the softmax. "
+            "Differentiate log p_c = z_c - log sum_j exp(z_j) by z_k.")
+
+
+def _compare_case(op_class, values, dim, rng, chapter=False):
+    """The learner's op and minigrad's on the same logits: values, then gradients for a
+    random gradient arriving from above; the input must stay as it was."""
+    label = _describe_logits(values, dim, chapter)
+    x_own = creation.tensor(values.copy(), requires_grad=True)
+    want = x_own.log_softmax(dim)
+    x = creation.tensor(values.copy(), requires_grad=True)
+    with _plug_log_softmax(op_class):
+        out = _attempt(f"log_softmax of {label}", lambda: x.log_softmax(dim))
+    if type(out.grad_fn) is not op_class:
+        raise Mismatch(f"log_softmax of {label} was not recorded as your op: forward must "
+                       "return a numpy array (Op.run makes the tensor and the node).")
+    if not np.array_equal(x.detach().numpy(), values):
+        raise Mismatch(f"log_softmax of {label} changed its input: forward must not modify "
+                       "the array it receives (no -= on it); compute new arrays.")
+    got, expected = out.detach().numpy(), want.detach().numpy()
+    if got.shape != expected.shape:
+        raise Mismatch(f"log_softmax of {label} has shape {got.shape}; expected "
+                       f"{expected.shape}. Reduce with keepdims=True so that the max and the "
+                       "sum broadcast against the logits.")
+    if got.dtype != expected.dtype:
+        raise Mismatch(f"log_softmax of {label} is {got.dtype}; expected {expected.dtype}, "
+                       "the logits' own dtype.")
+    tol = _tolerance(values, values.dtype)
+    if not np.isfinite(got).all():
+        raise Mismatch(f"log_softmax of {label} gives {np.round(got, 4).tolist()}: not "
+                       "finite. exp of a large logit overflows (exp(1000) is inf) and the log "
+                       "of a probability rounded to 0 is -inf: subtract each slice's max "
+                       "before exp (the shift changes nothing, as the chapter shows).")
+    if not np.allclose(got, expected, rtol=0, atol=tol):
+        raise Mismatch(f"log_softmax of {label} differs from minigrad's"
+                       f"{_first_difference(got, expected, tol)}."
+                       f"{_forward_hint(got, values, dim, tol)}")
+    upstream = rng.standard_normal(values.shape).astype(values.dtype)
+    _attempt(f"backward through log_softmax of {label}",
+             lambda: out.backward(creation.tensor(upstream)))
+    want.backward(creation.tensor(upstream))
+    if x.grad is None:
+        raise Mismatch(f"after backward through log_softmax of {label}, the logits' .grad is "
+                       "None: backward must return their gradient.")
+    got, expected = x.grad.numpy(), x_own.grad.numpy()
+    sums = np.abs(upstream).sum(axis=dim, keepdims=True).max(initial=0)
+    tol = _tolerance(values, values.dtype) * (1 + float(sums))
+    if not np.isfinite(got).all() or not np.allclose(got, expected, rtol=0, atol=tol):
+        raise Mismatch(f"backward through log_softmax of {label}: the logits' gradient "
+                       f"differs from minigrad's{_first_difference(got, expected, tol)}."
+                       f"{_backward_hint(got, upstream, _softmax(values, dim), dim)}")
+
+
+def _random_logits(rng):
+    """Logits of 1 to 3 dims of 1 to 5 each, float32 or float64, spread from 1 to 1000,
+    sometimes all shifted by ±1000; and a dim along which to normalise."""
+    shape = tuple(int(n) for n in rng.integers(1, 6, size=int(rng.integers(1, 4))))
+    scale = float(rng.choice([1.0, 5.0, 30.0, 1000.0]))
+    shift = float(rng.choice([0.0, 0.0, 1000.0, -1000.0]))
+    dtype = np.float32 if rng.random() < 0.6 else np.float64
+    values = (rng.standard_normal(shape) * scale + shift).astype(dtype)
+    return values, int(rng.integers(len(shape)))
+
+
+def _nodes(loss):
+    from ...graph import execution_order
+    return [type(node) for node in execution_order([loss.grad_fn])]
+
+
+def _check_cross_entropy(op_class, rng):
+    """F.cross_entropy with class indices, through the learner's op: the same loss and
+    gradients as minigrad's, on random batches and on the chapter's extreme logits."""
+    cases = [(np.array([[1000.0, -1000.0]], np.float32), np.array([1]))]
+    for _ in range(10):
+        n, c = int(rng.integers(1, 9)), int(rng.integers(2, 6))
+        logits = (rng.standard_normal((n, c)) * float(rng.choice([1.0, 100.0]))).astype(
+            np.float32)
+        cases.append((logits, rng.integers(0, c, size=n)))
+    for logits, target in cases:
+        label = f"F.cross_entropy of logits of shape {logits.shape} with class indices"
+        results = []
+        for plugged in (False, True):
+            x = creation.tensor(logits.copy(), requires_grad=True)
+            t = creation.tensor(target)
+            with _plug_log_softmax(op_class) if plugged else contextlib.nullcontext():
+                loss = _attempt(label, lambda: F.cross_entropy(x, t))
+            if plugged and op_class not in _nodes(loss):
+                raise Mismatch(f"{label} did not run your op.")
+            _attempt(f"backward of {label}", loss.backward)
+            results.append((loss, x))
+        (own_loss, own_x), (loss, x) = results
+        tol = _tolerance(logits, np.float32)
+        if not np.isclose(loss.item(), own_loss.item(), rtol=1e-5, atol=tol):
+            raise Mismatch(f"{label}: the loss is {loss.item():.6g} with your op, "
+                           f"{own_loss.item():.6g} with minigrad's.")
+        if not np.allclose(x.grad.numpy(), own_x.grad.numpy(), rtol=1e-4, atol=tol):
+            raise Mismatch(f"{label}: the logits' gradient differs from minigrad's"
+                           f"{_first_difference(x.grad.numpy(), own_x.grad.numpy(), tol)}.")
+
+
+def _log_softmax_battery(op_class):
+    """The chapter's logits, 200 random ones (values and gradients against minigrad's own
+    LogSoftmaxBackward0), and cross-entropy through the op."""
+    if not (isinstance(op_class, type) and issubclass(op_class, Op)):
+        raise Mismatch(f"expected a class that inherits from Op (from minigrad.ops import "
+                       f"Op; class LogSoftmaxBackward0(Op): ...), got {type(op_class).__name__}.")
+    rng = np.random.default_rng(7)
+    # minigrad's own op for the expected results, even inside a teach.use(...) block
+    with warnings.catch_warnings(), np.errstate(all="ignore"), _plug_log_softmax(_OWN_OP):
+        warnings.simplefilter("ignore")
+        for values, dim in _CHAPTER_LOGITS:
+            _compare_case(op_class, np.array(values, dtype=np.float32), dim, rng, chapter=True)
+        for _ in range(_N_RANDOM):
+            _compare_case(op_class, *_random_logits(rng), rng)
+        _check_cross_entropy(op_class, rng)
+    return (f"the chapter's {len(_CHAPTER_LOGITS)} logits and {_N_RANDOM} random ones (values "
+            "and gradients, float32 and float64, up to ±2000), and F.cross_entropy through it")
+
+
+register(Piece(name="log_softmax", chapter="07", defines="LogSoftmaxBackward0",
+               summary="log-softmax's op: stable forward, and its backward",
+               plug=_plug_log_softmax, battery=_log_softmax_battery))

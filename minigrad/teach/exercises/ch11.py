@@ -3,18 +3,28 @@
 Each check runs the learner's class (or takes the learner's prediction), computes the right
 answer itself with minigrad and compares. The learner's code may raise anything: a check
 reports it and never raises itself. No hint spells out the solution.
+
+The build exercise (``teach.check_piece("softplus", Softplus)``): the learner's
+``Softplus(mg.autograd.Function)``, plugged in behind ``nn.functional.softplus`` and
+``nn.Softplus``.
 """
+
+import contextlib
+import warnings
+from unittest import mock
 
 import numpy as np
 
 from .. import checks
 from ... import creation, dtypes
 from ...autograd import Function, gradcheck
+from ...nn import activations_more, functional
 from ...tensor import Tensor
+from ..build import Mismatch, Piece, _where, register
 from ..checks import CheckResult, check
 from ..checks import no_answer as _missing, one_number as _one_number
 
-__all__ = ["check_softplus", "check_hypot", "check_prediction"]
+__all__ = ["check_hypot", "check_prediction"]
 
 SOFTPLUS_INPUTS = [-4.0, -0.5, 0.0, 0.7, 3.0]
 SOFTPLUS_UPSTREAM = [0.5, -1.0, 2.0, 1.0, 3.0]   # not all ones: backward must use grad_output
@@ -82,47 +92,8 @@ def _gradcheck(name, cls, inputs):
     return None
 
 
-def check_softplus(Softplus):
-    """Exercise 1: a Function for softplus(x) = log(1 + exp(x)) with its own backward."""
-    name = "Softplus"
-    failed = _function_class(name, Softplus)
-    if failed is not None:
-        return failed
-    x = _float64(SOFTPLUS_INPUTS)
-    values = np.array(SOFTPLUS_INPUTS)
-    out, failed = _output(name, Softplus, x)
-    if failed is not None:
-        return failed
-    if not _close(out, np.logaddexp(0.0, values)):
-        return CheckResult(False, f"{name}: forward gives {checks._describe(out)}, which is not "
-                                  "log(1 + exp(x)) element by element. Hint: forward computes "
-                                  "the value only; every tensor method may be used there.")
-    upstream = np.array(SOFTPLUS_UPSTREAM)
-    try:
-        out.backward(gradient=creation.tensor(upstream, dtype=dtypes.float64))
-    except Exception as error:  # the learner's backward
-        return _raised(f"{name}'s backward", error)
-    slope = 1 / (1 + np.exp(-values))
-    if x.grad is None:
-        return CheckResult(False, f"{name}: backward returned None, so x.grad stays None. "
-                                  "Return the gradient with respect to x.")
-    if not _close(x.grad, upstream * slope):
-        if _close(x.grad, slope):
-            hint = ("the derivative is right, but backward must multiply it by grad_output "
-                    "(the gradient arriving from above is not always 1).")
-        else:
-            hint = ("differentiate log(1 + e^x) with the chain rule: the result is a function "
-                    "you know from minigrad's tensor methods. Multiply it by grad_output.")
-        return CheckResult(False, f"{name}: backward is not right yet. Hint: {hint}")
-    failed = _gradcheck(name, Softplus, (_float64(SOFTPLUS_INPUTS),))
-    if failed is not None:
-        return failed
-    return CheckResult(True, f"{name}: correct! forward, backward and gradcheck agree; "
-                             f"y.grad_fn is <{Softplus.__name__}Backward>.")
-
-
 def check_hypot(Hypot):
-    """Exercise 2: a Function of two tensors, hypot(x, y) = sqrt(x**2 + y**2), whose backward
+    """Exercise 1: a Function of two tensors, hypot(x, y) = sqrt(x**2 + y**2), whose backward
     returns one gradient per input."""
     name = "Hypot"
     failed = _function_class(name, Hypot)
@@ -169,7 +140,7 @@ def check_hypot(Hypot):
     return CheckResult(True, f"{name}: correct! Both gradients agree with gradcheck.")
 
 
-# --------------------------------------------------------------------------- exercise 3
+# --------------------------------------------------------------------------- exercise 2
 
 class _Doubler(Function):
     """The snippet's Function: identity forward, backward that doubles."""
@@ -184,7 +155,7 @@ class _Doubler(Function):
 
 
 def check_prediction(y_value, x_grad):
-    """Exercise 3: what ``print(y, x.grad)`` shows for ``y = Doubler.apply(x) * x`` at x = 3,
+    """Exercise 2: what ``print(y, x.grad)`` shows for ``y = Doubler.apply(x) * x`` at x = 3,
     where Doubler's forward is the identity and its backward doubles the gradient."""
     x = creation.tensor([3.0], requires_grad=True)
     y = _Doubler.apply(x) * x
@@ -202,4 +173,205 @@ def check_prediction(y_value, x_grad):
     lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
     summary = ("both right!" if passed
                else f"{sum(map(bool, results))} of {len(results)} parts right so far.")
-    return CheckResult(passed, f"Exercise 3: {summary}\n" + "\n".join(lines))
+    return CheckResult(passed, f"Exercise 2: {summary}\n" + "\n".join(lines))
+
+
+# ---------------------------------------------------------------- build: Softplus
+
+# minigrad's own softplus, whatever nn.functional.softplus is while a piece is plugged in.
+_OWN_SOFTPLUS = activations_more.softplus
+_RANDOM_SHAPES = [(), (5,), (3, 4), (2, 3, 2)]
+_LARGE = [-1000.0, -100.0, -30.0, 30.0, 100.0, 1000.0]
+
+
+def _softplus_with(Softplus):
+    """``nn.functional.softplus`` made of the learner's Function: ``Softplus.apply(x)``, or
+    ``Softplus.apply(beta * x) / beta`` for another ``beta``. (minigrad's own returns x
+    itself where beta * x > threshold; a stable softplus agrees there to float precision.)"""
+    def softplus(input, beta=1.0, threshold=20.0):
+        if beta == 1:
+            return Softplus.apply(input)
+        return Softplus.apply(input * beta) / beta
+    return softplus
+
+
+def _plug_softplus(Softplus):
+    """Inside the block ``nn.functional.softplus`` and ``nn.Softplus`` (whose forward calls
+    its class attribute ``_fn`` at call time) run the learner's ``Softplus.apply``."""
+    return _softplus_is(_softplus_with(Softplus))
+
+
+@contextlib.contextmanager
+def _softplus_is(softplus):
+    """``softplus`` in the three places minigrad's softplus is looked up at call time."""
+    with mock.patch.object(functional, "softplus", softplus), \
+            mock.patch.object(activations_more, "softplus", softplus), \
+            mock.patch.object(activations_more.Softplus, "_fn", softplus):
+        yield
+
+
+def _attempt(what, function):
+    """``function()``, or a Mismatch that says which call of the learner's code raised."""
+    try:
+        return function()
+    except Mismatch:
+        raise
+    except Exception as error:  # the learner's code
+        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{_where(error)}") \
+            from None
+
+
+def _numbers(values):
+    return np.round(np.asarray(values, dtype=float), 4).tolist()
+
+
+def _applied(Softplus, values, dtype):
+    """(x, y = Softplus.apply(x)) for ``values``, with checks that y is a tensor recorded by
+    a node of the learner's Function."""
+    x = creation.tensor(values, dtype=dtype, requires_grad=True)
+    shown = f"Softplus.apply(x) at x = {_numbers(values)} ({str(x.dtype).split('.')[-1]})"
+    y = _attempt(shown, lambda: Softplus.apply(x))
+    if not isinstance(y, Tensor):
+        raise Mismatch(f"{shown} returned {type(y).__name__}: forward must return a tensor.")
+    if getattr(y.grad_fn, "function", None) is not Softplus:
+        raise Mismatch(f"{shown} has no {Softplus.__name__}Backward node: forward must "
+                       "return a tensor computed from x (Function.apply records the node).")
+    if tuple(y.shape) != tuple(x.shape):
+        raise Mismatch(f"{shown} has shape {tuple(y.shape)}; expected {tuple(x.shape)}: "
+                       "softplus works element by element.")
+    return x, y, shown
+
+
+def _backward_hint(slope, want, values):
+    """What a wrong backward most likely returns, from the slopes it gave."""
+    x = np.asarray(values, dtype=float)
+    if np.allclose(slope, 1 / (1 + np.exp(x)), rtol=1e-5, atol=1e-8):
+        return (" Your slope falls where the curve rises: softplus grows with x, so its slope "
+                "goes from 0 (far left) to 1 (far right).")
+    i = int(np.argmax(np.abs(slope - want)))
+    return (f" At x = {x.flat[i]:.4g} your backward gives the slope {slope.flat[i]:.6g}; "
+            f"the curve's slope there is {want.flat[i]:.6g}. Differentiate log(1 + e^x) with "
+            "the chain rule: the result is a function you know from minigrad's tensor "
+            "methods.")
+
+
+def _check_values_and_grads(Softplus, values, upstream, dtype, chapter=False):
+    """Values against minigrad's softplus; the gradient for ``upstream`` (not all ones)
+    against minigrad's; the input left as it was."""
+    x, y, shown = _applied(Softplus, values, dtype)
+    x_own = creation.tensor(values, dtype=dtype, requires_grad=True)
+    want = _OWN_SOFTPLUS(x_own)
+    rtol, atol = (1e-9, 1e-12) if dtype is dtypes.float64 else (1e-5, 1e-6)
+    _check_unchanged(x, values, dtype, shown)
+    got = y.detach().numpy()
+    if not np.isfinite(got).all():
+        raise Mismatch(f"{shown} gives {_numbers(got)}: not finite. e^x overflows for a "
+                       "large x (float32 already at x = 89): rewrite log(1 + e^x) so that exp "
+                       "only ever sees numbers ≤ 0, taking the large part out of the log.")
+    if not np.allclose(got, want.detach().numpy(), rtol=rtol, atol=atol):
+        raise Mismatch(f"{shown} gives {_numbers(got)}, which is not log(1 + e^x): expected "
+                       f"{_numbers(want.detach().numpy())}.")
+    arriving = creation.tensor(upstream, dtype=dtype)
+    _attempt(f"{Softplus.__name__}'s backward", lambda: y.backward(arriving))
+    want.backward(arriving)
+    if x.grad is None:
+        raise Mismatch(f"after backward through {shown}, x.grad is None: backward must "
+                       "return the gradient with respect to x.")
+    got, expected = x.grad.numpy().astype(float), x_own.grad.numpy().astype(float)
+    arrived = np.asarray(upstream, dtype=float)
+    if not np.isfinite(got).all():
+        raise Mismatch(f"after backward through {shown}, x.grad is {_numbers(got)}: not "
+                       "finite. Write the derivative with a function of x that stays finite "
+                       "for large x (e^x / (1 + e^x) is inf / inf at x = 1000).")
+    if not np.allclose(got, expected, rtol=rtol * 100, atol=atol * 100):
+        with np.errstate(all="ignore"):
+            slope = np.where(arrived != 0, got / arrived, 0.0)
+            want_slope = np.where(arrived != 0, expected / arrived, 0.0)
+        if not np.allclose(arrived, 1) and np.allclose(got, want_slope, rtol=1e-5, atol=1e-8):
+            hint = (" The slope is right, but backward must multiply it by grad_output (the "
+                    "gradient arriving from above is not always 1).")
+        else:
+            hint = _backward_hint(slope, want_slope, values)
+        raise Mismatch(f"after backward through {shown} with grad_output = "
+                       f"{_numbers(upstream)}, x.grad is {_numbers(got)}; expected "
+                       f"{_numbers(expected)}.{hint}")
+    _check_unchanged(x, values, dtype, shown)
+
+
+def _check_unchanged(x, values, dtype, shown):
+    if not np.array_equal(x.detach().numpy(), creation.tensor(values, dtype=dtype).numpy()):
+        raise Mismatch(f"{shown} changed x: forward and backward must leave their inputs "
+                       "as they were (no in-place operations on them).")
+
+
+def _check_gradcheck(Softplus, values):
+    x = creation.tensor(values, dtype=dtypes.float64, requires_grad=True)
+    passed = _attempt(f"gradcheck({Softplus.__name__}.apply, ...)",
+                      lambda: gradcheck(Softplus.apply, (x,), raise_exception=False))
+    if not passed:
+        raise Mismatch(f"gradcheck({Softplus.__name__}.apply, (x,)) fails for x of shape "
+                       f"{tuple(x.shape)} in float64: your backward disagrees with finite "
+                       "differences of your forward.")
+
+
+def _check_plugged(Softplus, rng):
+    """nn.Softplus() and F.softplus (beta 1 and 2) with the piece plugged in: the learner's
+    node, and minigrad's values and gradients."""
+    values = rng.standard_normal((3, 4)) * 3
+    for beta in (1.0, 2.0):
+        results = []
+        for plugged in (False, True):
+            x = creation.tensor(values, requires_grad=True)
+            with _plug_softplus(Softplus) if plugged else contextlib.nullcontext():
+                module = activations_more.Softplus(beta=beta)
+                y = _attempt(f"nn.Softplus(beta={beta:g}) with your Softplus",
+                             lambda: module(x))
+                nodes = _function_nodes(y)
+                _attempt(f"backward through nn.Softplus(beta={beta:g})", y.sum().backward)
+            results.append((y, x, nodes))
+        (own_y, own_x, _), (y, x, nodes) = results
+        if Softplus not in nodes:
+            raise Mismatch(f"inside teach.use(softplus=Softplus), nn.Softplus(beta={beta:g}) "
+                           "did not run your Function.")
+        for what, got, want in (("the output", y.detach(), own_y.detach()),
+                                ("x.grad", x.grad, own_x.grad)):
+            if not np.allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6):
+                raise Mismatch(f"nn.Softplus(beta={beta:g}) with your Softplus: {what} "
+                               "differs from minigrad's.")
+
+
+def _function_nodes(y):
+    """The Functions whose nodes made ``y`` (walked before backward frees the graph)."""
+    from ...graph import execution_order
+    return [getattr(node, "function", None) for node in execution_order([y.grad_fn])]
+
+
+@checks.keeps_random_state
+def _softplus_battery(Softplus):
+    """The chapter's inputs with a grad_output that is not all ones, random inputs (values,
+    gradients, gradcheck in float64), large inputs in float32 and float64, and nn.Softplus
+    with the piece plugged in."""
+    if not (isinstance(Softplus, type) and issubclass(Softplus, Function)):
+        raise Mismatch("expected a class that inherits from mg.autograd.Function (class "
+                       f"Softplus(mg.autograd.Function): ...), got {type(Softplus).__name__}.")
+    rng = np.random.default_rng(11)
+    # minigrad's own softplus for the expected results, even inside a teach.use(...) block
+    with warnings.catch_warnings(), np.errstate(all="ignore"), _softplus_is(_OWN_SOFTPLUS):
+        warnings.simplefilter("ignore")
+        _check_values_and_grads(Softplus, SOFTPLUS_INPUTS, SOFTPLUS_UPSTREAM, dtypes.float64)
+        for shape in _RANDOM_SHAPES:
+            for dtype in (dtypes.float64, dtypes.float32):
+                values = rng.standard_normal(shape) * 4
+                _check_values_and_grads(Softplus, values, rng.standard_normal(shape), dtype)
+            _check_gradcheck(Softplus, rng.standard_normal(shape) * 4)
+        for dtype in (dtypes.float32, dtypes.float64):
+            _check_values_and_grads(Softplus, _LARGE, np.ones(len(_LARGE)), dtype)
+        _check_plugged(Softplus, rng)
+    return (f"the chapter's inputs, {len(_RANDOM_SHAPES)} random shapes (values and "
+            "gradients in float32 and float64, gradcheck), inputs up to ±1000, and "
+            "nn.Softplus")
+
+
+register(Piece(name="softplus", chapter="11", defines="Softplus",
+               summary="a custom autograd.Function: softplus and its backward",
+               plug=_plug_softplus, battery=_softplus_battery))

@@ -1,0 +1,192 @@
+"""Chapter 7's build exercise: the learner's ``LogSoftmaxBackward0(Op)``, plugged in as
+``minigrad.ops.softmax.LogSoftmaxBackward0`` (what ``Tensor.log_softmax`` and
+``F.cross_entropy`` run) and checked by ``teach.check_piece("log_softmax", ...)``."""
+
+import time
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from build_cells import solution
+from minigrad import nn, teach
+from minigrad.ops import Op
+from minigrad.ops import softmax as softmax_ops
+
+LogSoftmaxBackward0 = solution("07", "LogSoftmaxBackward0")
+OWN = softmax_ops.LogSoftmaxBackward0
+
+
+def message(answer):
+    result = teach.check_piece("log_softmax", answer)
+    assert not result, result.message
+    return result.message
+
+
+# ---------------------------------------------------------------- right answers
+
+def test_the_notebooks_op_passes_its_check():
+    result = teach.check_piece("log_softmax", LogSoftmaxBackward0)
+    assert result, result.message
+    assert "200 random ones" in result.message
+
+
+def test_another_stable_forward_passes_too():
+    class ShiftedLogSumExp(Op):
+        """log p = z - (m + log sum exp(z - m)): the same numbers, rounded differently."""
+
+        def forward(self, a, dim):
+            self.dim = dim
+            m = a.max(axis=dim, keepdims=True)
+            out = a - (m + np.log(np.exp(a - m).sum(axis=dim, keepdims=True)))
+            self.save_for_backward(out)
+            return out
+
+        def backward(self, grad, out):
+            return grad - np.exp(out) * grad.sum(axis=self.dim, keepdims=True)
+
+    result = teach.check_piece("log_softmax", ShiftedLogSumExp)
+    assert result, result.message
+
+
+def test_the_check_is_quick_deterministic_and_leaves_the_random_stream_alone():
+    state = mg.default_generator.get_state()
+    start = time.perf_counter()
+    first = teach.check_piece("log_softmax", LogSoftmaxBackward0).message
+    assert time.perf_counter() - start < 1.0
+    assert mg.default_generator.get_state() == state
+    assert teach.check_piece("log_softmax", LogSoftmaxBackward0).message == first
+
+
+# ---------------------------------------------------------------- wrong answers
+
+class Unstable(LogSoftmaxBackward0):
+    """Straight from the formula: exp(1000) overflows."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        out = np.log(np.exp(a) / np.exp(a).sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class NoSoftmaxTerm(LogSoftmaxBackward0):
+    def backward(self, grad, out):
+        return grad
+
+
+class NoSumOverTheSlice(LogSoftmaxBackward0):
+    def backward(self, grad, out):
+        return grad - np.exp(out) * grad
+
+
+class SumsOverDimZero(LogSoftmaxBackward0):
+    def backward(self, grad, out):
+        return grad - np.exp(out) * grad.sum(axis=0, keepdims=True)
+
+
+class AlwaysTheLastDim(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        return super().forward(a, a.ndim - 1)
+
+
+class WrongSign(LogSoftmaxBackward0):
+    def backward(self, grad, out):
+        return grad + np.exp(out) * grad.sum(axis=self.dim, keepdims=True)
+
+
+class ChangesItsInput(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        a -= a.max(axis=dim, keepdims=True)
+        return super().forward(a, dim)
+
+
+class CallsTheBuiltIn(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        return mg.tensor(a).log_softmax(dim).numpy()
+
+
+class NoKeepdims(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max(axis=dim)
+        return shifted - np.log(np.exp(shifted).sum(axis=dim))
+
+
+@pytest.mark.parametrize("answer, words", [
+    (Unstable, ["[1000.0, -1000.0]", "not finite", "subtract each slice's max"]),
+    (NoSoftmaxTerm, ["gradient that arrived, unchanged", "a second term is missing"]),
+    (NoSumOverTheSlice, ["add up the arriving gradients of the whole slice"]),
+    (SumsOverDimZero, ["sums along dim=0", "keep the dim forward received"]),
+    (AlwaysTheLastDim, ["along dim=0 differs", "take the max and the sum along the dim"]),
+    (WrongSign, ["sign of the second term"]),
+    (ChangesItsInput, ["changed its input"]),
+    (CallsTheBuiltIn, ["never returned", "calls log_softmax"]),
+    (NoKeepdims, ["raised ValueError", "keepdims=True"]),
+    (lambda a, dim: a, ["a class that inherits from Op"]),
+])
+def test_a_wrong_op_fails_with_what_to_look_at(answer, words):
+    text = message(answer)
+    for word in words:
+        assert word in text, text
+
+
+def test_messages_do_not_give_the_backward_formula():
+    for answer in (NoSoftmaxTerm, NoSumOverTheSlice, SumsOverDimZero, WrongSign):
+        text = message(answer)
+        assert "grad - " not in text and "softmax *" not in text, text
+
+
+def test_the_unstable_op_fails_without_printing_numpys_warnings(recwarn):
+    message(Unstable)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+# ---------------------------------------------------------------- not written yet
+
+def test_none_is_not_written_yet_and_minigrads_own_op_runs():
+    result = teach.check_piece("log_softmax", None)
+    assert not result and "not written yet" in result.message
+    with teach.use(log_softmax=None):
+        assert type(mg.tensor([1.0, 2.0], requires_grad=True).log_softmax(0).grad_fn) is OWN
+
+
+# ---------------------------------------------------------------- the plug
+
+def test_use_runs_the_learners_op_in_the_chapters_cross_entropy():
+    calls = []
+
+    class Counting(LogSoftmaxBackward0):
+        def forward(self, a, dim):
+            calls.append(("forward", a.shape, dim))
+            return super().forward(a, dim)
+
+        def backward(self, grad, out):
+            calls.append(("backward", grad.shape))
+            return super().backward(grad, out)
+
+    logits = mg.tensor([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]], requires_grad=True)
+    with teach.use(log_softmax=Counting):
+        assert softmax_ops.LogSoftmaxBackward0 is Counting
+        loss = nn.CrossEntropyLoss()(logits, mg.tensor([0, 2]))
+    loss.backward()
+    assert calls == [("forward", (2, 3), 1), ("backward", (2, 3))]
+    assert loss.item() == pytest.approx(2.0351, abs=1e-4)
+    own = mg.tensor([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]], requires_grad=True)
+    nn.CrossEntropyLoss()(own, mg.tensor([0, 2])).backward()
+    np.testing.assert_allclose(logits.grad.numpy(), own.grad.numpy(), rtol=1e-6)
+
+
+def test_use_puts_minigrads_op_back_after_an_error():
+    with pytest.raises(ZeroDivisionError):
+        with teach.use(log_softmax=LogSoftmaxBackward0):
+            assert softmax_ops.LogSoftmaxBackward0 is LogSoftmaxBackward0
+            1 / 0
+    assert softmax_ops.LogSoftmaxBackward0 is OWN
+    assert type(mg.tensor([1.0], requires_grad=True).log_softmax(0).grad_fn) is OWN
+
+
+def test_the_check_compares_with_minigrads_own_even_inside_a_use_block():
+    with teach.use(log_softmax=NoSoftmaxTerm):
+        assert teach.check_piece("log_softmax", LogSoftmaxBackward0)
+        assert not teach.check_piece("log_softmax", NoSoftmaxTerm)
