@@ -9,128 +9,7 @@ from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch08
 
 
-# ---------------------------------------------------------------- exercise 1: sgd_step
-
-def sgd_step(params, lr):
-    with mg.no_grad():
-        for p in params:
-            p -= lr * p.grad
-            p.grad.zero_()
-
-
-def sgd_step_to_none(params, lr):
-    with mg.no_grad():
-        for p in params:
-            p.sub_(lr * p.grad)
-    for p in params:
-        p.grad = None
-
-
-def sgd_step_with_data(params, lr):       # the old-style spelling: also right
-    for p in params:
-        p.data -= lr * p.grad.data
-        p.grad.data.zero_()
-
-
-def test_sgd_step_right_answers():
-    assert ch08.check_sgd_step(sgd_step)
-    assert ch08.check_sgd_step(sgd_step_to_none)
-    assert ch08.check_sgd_step(sgd_step_with_data)
-
-
-def test_sgd_step_matches_optim_sgd_on_the_regression():
-    mg.manual_seed(0)
-    model = nn.Linear(1, 1, bias=False)
-    reference = nn.Linear(1, 1, bias=False)
-    reference.load_state_dict(model.state_dict())
-    optimizer = optim.SGD(reference.parameters(), lr=0.01)
-    criterion = nn.MSELoss()
-    x = mg.from_numpy(ch08.REGRESSION_X)
-    y = mg.from_numpy(ch08.REGRESSION_Y)
-    for _ in range(5):
-        criterion(model(x), y).backward()
-        sgd_step(list(model.parameters()), 0.01)
-        optimizer.zero_grad()
-        criterion(reference(x), y).backward()
-        optimizer.step()
-    assert mg.allclose(model.weight, reference.weight)
-
-
-def no_no_grad(params, lr):
-    for p in params:
-        p -= lr * p.grad
-        p.grad.zero_()
-
-
-def rebinds(params, lr):
-    for p in params:
-        p = p - lr * p.grad
-
-
-def replaces_in_list(params, lr):
-    for i, p in enumerate(params):
-        params[i] = (p - lr * p.grad).detach().requires_grad_()
-
-
-def forgets_reset(params, lr):
-    with mg.no_grad():
-        for p in params:
-            p -= lr * p.grad
-
-
-def wrong_sign(params, lr):
-    with mg.no_grad():
-        for p in params:
-            p += lr * p.grad
-            p.grad.zero_()
-
-
-def forgets_lr(params, lr):
-    with mg.no_grad():
-        for p in params:
-            p -= p.grad
-            p.grad.zero_()
-
-
-def first_parameter_only(params, lr):
-    with mg.no_grad():
-        params[0] -= lr * params[0].grad
-    for p in params:
-        p.grad = None
-
-
-def crashes(params, lr):
-    raise ValueError("oops")
-
-
-@pytest.mark.parametrize("wrong, words", [
-    (no_no_grad, "no_grad"),                 # hint, without the code
-    (rebinds, "did not change"),
-    (replaces_in_list, "other tensors"),
-    (forgets_reset, "still holds the old gradient"),
-    (wrong_sign, "not those of one SGD step"),
-    (forgets_lr, "not those of one SGD step"),
-    (first_parameter_only, "not those of one SGD step"),
-    (crashes, "ValueError: oops"),
-])
-def test_sgd_step_wrong(wrong, words):
-    result = ch08.check_sgd_step(wrong)
-    assert not result
-    assert repr(result).startswith("✗")
-    assert words in repr(result)
-
-
-def test_sgd_step_missing():
-    for missing in (None, MISSING, ...):
-        result = ch08.check_sgd_step(missing)
-        assert not result
-        assert "no answer yet" in repr(result)
-    result = ch08.check_sgd_step(3)
-    assert not result
-    assert "expected a function" in repr(result)
-
-
-# ---------------------------------------------------------------- exercise 2
+# ---------------------------------------------------------------- exercise 1
 
 def test_two_epochs_right_answers():
     # g(w) = 92 w - 196; w0 = 0: g = -196, w1 = 1.96, g(w1) = -15.68
@@ -181,7 +60,7 @@ def test_two_epochs_reports_parts_without_giving_away():
     assert "211" not in text and "15.68" not in text
 
 
-# ---------------------------------------------------------------- exercise 3
+# ---------------------------------------------------------------- exercise 2
 
 @pytest.mark.parametrize("lr_good", [0.005, 0.01, 0.015, 1 / 92])
 def test_learning_rate_right(lr_good):
@@ -212,7 +91,6 @@ def test_learning_rate_odd_answers_never_raise(odd):
 def test_checks_never_raise_on_odd_answers():
     for odd in ([1, 2], mg.ones(2, 2), object(), "twelve", ...):
         assert not ch08.check_two_epochs_without_zero_grad(odd, odd, odd)
-        assert not ch08.check_sgd_step(odd)
 
 
 def test_checks_leave_the_random_state_alone():
@@ -221,5 +99,4 @@ def test_checks_leave_the_random_state_alone():
     mg.manual_seed(123)
     ch08.check_learning_rate(0.01, 2 / 92)
     ch08.check_two_epochs_without_zero_grad(-15.68, -211.68, 4.0768)
-    ch08.check_sgd_step(sgd_step)
     assert mg.equal(mg.randn(3), expected)

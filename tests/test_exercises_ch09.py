@@ -7,133 +7,7 @@ from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch09
 
 
-# ---------------------------------------------------------------- exercise 1: the loop
-
-def micro_batches(inputs, targets, accumulation_steps):
-    size = len(inputs) // accumulation_steps
-    for i in range(accumulation_steps):
-        start = i * size
-        yield inputs[start:start + size], targets[start:start + size]
-
-
-def accumulated_step(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    optimizer.zero_grad()
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        loss = criterion(model(x), y) / accumulation_steps
-        loss.backward()
-    optimizer.step()
-
-
-def zero_grad_after_step(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    """The google-research order: zero_grad() right after step(), with model.zero_grad()."""
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        (criterion(model(x), y) / accumulation_steps).backward()
-    optimizer.step()
-    model.zero_grad()
-
-
-def interleaved(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    """Any split into equal micro-batches is as good as consecutive slices."""
-    optimizer.zero_grad()
-    for i in range(accumulation_steps):
-        x, y = inputs[i::accumulation_steps], targets[i::accumulation_steps]
-        (criterion(model(x), y) * (1 / accumulation_steps)).backward()
-    optimizer.step()
-
-
-def test_accumulated_step_accepts_right_loops():
-    assert ch09.check_accumulated_step(accumulated_step)
-    assert ch09.check_accumulated_step(zero_grad_after_step)
-    assert ch09.check_accumulated_step(interleaved)
-
-
-def not_divided(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    optimizer.zero_grad()
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        criterion(model(x), y).backward()
-    optimizer.step()
-
-
-def zero_grad_every_micro_batch(model, optimizer, criterion, inputs, targets,
-                                accumulation_steps):
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        optimizer.zero_grad()
-        (criterion(model(x), y) / accumulation_steps).backward()
-    optimizer.step()
-
-
-def never_zeroed(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        (criterion(model(x), y) / accumulation_steps).backward()
-    optimizer.step()
-
-
-def whole_batch(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    optimizer.zero_grad()
-    criterion(model(inputs), targets).backward()
-    optimizer.step()
-
-
-def step_every_micro_batch(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        optimizer.zero_grad()
-        (criterion(model(x), y) / accumulation_steps).backward()
-        optimizer.step()
-
-
-def no_step(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    optimizer.zero_grad()
-    for x, y in micro_batches(inputs, targets, accumulation_steps):
-        (criterion(model(x), y) / accumulation_steps).backward()
-
-
-def always_four(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    accumulated_step(model, optimizer, criterion, inputs, targets, 4)
-
-
-def half_the_batch(model, optimizer, criterion, inputs, targets, accumulation_steps):
-    """Equal micro-batches that forget half the data: right sizes, wrong update."""
-    optimizer.zero_grad()
-    size = len(inputs) // accumulation_steps
-    for i in range(accumulation_steps):
-        x, y = inputs[:size], targets[:size]
-        (criterion(model(x), y) / accumulation_steps).backward()
-    optimizer.step()
-
-
-def test_accumulated_step_rejects_each_bug_with_its_hint():
-    cases = {
-        not_divided: "times the big batch",
-        zero_grad_every_micro_batch: "only the last micro-batch",
-        never_zeroed: "second was not",
-        whole_batch: "whole batch in one forward pass",
-        step_every_micro_batch: "ran 3 times",
-        no_step: "never ran",
-        always_four: "sizes",
-        half_the_batch: "did not move the way",
-    }
-    for function, words in cases.items():
-        result = ch09.check_accumulated_step(function)
-        assert not result, function.__name__
-        assert words in result.message, (function.__name__, result.message)
-        assert "Hint" in result.message
-
-
-def test_accumulated_step_without_an_answer_or_with_a_crash():
-    for answer in (None, MISSING, ...):
-        result = ch09.check_accumulated_step(answer)
-        assert not result and "no answer yet" in result.message
-    result = ch09.check_accumulated_step(42)
-    assert not result and "expected a function" in result.message
-
-    def crashes(*args):
-        raise ValueError("oops")
-
-    result = ch09.check_accumulated_step(crashes)
-    assert not result and "ValueError: oops" in result.message
-
-
-# ---------------------------------------------------------------- exercise 2: the scales
+# ---------------------------------------------------------------- exercise 1: the scales
 
 def test_loss_scales_accepts_each_micro_batch_share():
     assert ch09.check_loss_scales(lambda sizes: [n / sum(sizes) for n in sizes])
@@ -170,7 +44,7 @@ def test_the_right_scales_really_give_the_big_batch_gradient():
     assert not ch09._scales_are_right([16, 16, 16, 2], [0.25, 0.25, 0.25, 0.25])
 
 
-# ---------------------------------------------------------------- exercise 3: steps per epoch
+# ---------------------------------------------------------------- exercise 2: steps per epoch
 
 def test_steps_per_epoch_accepts_the_counts():
     micro = math.ceil(ch09.N_EXAMPLES / ch09.TRAIN_BATCH_SIZE)
@@ -196,8 +70,6 @@ def test_checks_leave_the_default_random_stream_alone():
     mg.manual_seed(0)
     expected = mg.randn(3)
     mg.manual_seed(0)
-    ch09.check_accumulated_step(accumulated_step)
-    ch09.check_accumulated_step(not_divided)
     ch09.check_loss_scales(lambda sizes: [n / sum(sizes) for n in sizes])
     ch09.check_steps_per_epoch(96, 42, 10)
     assert mg.randn(3).tolist() == expected.tolist()

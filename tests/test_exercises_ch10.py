@@ -8,61 +8,7 @@ from minigrad.teach.exercises import ch10
 from minigrad.utils.data import Dataset
 
 
-# ---------------------------------------------------------------- exercise 1: batches per epoch
-
-def test_batches_per_epoch_accepts_right_functions():
-    def with_ceil(n_samples, batch_size, drop_last):
-        return n_samples // batch_size if drop_last else math.ceil(n_samples / batch_size)
-
-    def with_floor_division(n_samples, batch_size, drop_last=False):
-        full, rest = divmod(n_samples, batch_size)
-        return full + (1 if rest and not drop_last else 0)
-
-    def returning_a_tensor(n_samples, batch_size, drop_last):
-        return mg.tensor(with_ceil(n_samples, batch_size, drop_last))
-
-    for function in (with_ceil, with_floor_division, returning_a_tensor):
-        result = ch10.check_batches_per_epoch(function)
-        assert result, result.message
-
-
-def test_batches_per_epoch_rejects_wrong_functions_with_hints():
-    result = ch10.check_batches_per_epoch(lambda n, b, d: n / b)
-    assert not result and "whole number" in result.message
-
-    result = ch10.check_batches_per_epoch(lambda n, b, d: math.ceil(n / b))  # ignores drop_last
-    assert not result and "drop_last=True" in result.message
-
-    result = ch10.check_batches_per_epoch(lambda n, b, d: n // b)  # always drops
-    assert not result and "still counts" in result.message
-
-    plus_one = ch10.check_batches_per_epoch(lambda n, b, d: n // b if d else n // b + 1)
-    assert not plus_one and "exactly" in plus_one.message
-
-    result = ch10.check_batches_per_epoch(lambda n, b, d: str(n // b))
-    assert not result and "whole number" in result.message
-
-    def crashes(n_samples, batch_size, drop_last):
-        raise ZeroDivisionError("oops")
-
-    result = ch10.check_batches_per_epoch(crashes)
-    assert not result and "ZeroDivisionError" in result.message
-
-
-def test_batches_per_epoch_without_an_answer():
-    for answer in (None, MISSING, ...):
-        result = ch10.check_batches_per_epoch(answer)
-        assert not result and "no answer yet" in result.message
-    result = ch10.check_batches_per_epoch(45)
-    assert not result and "expected a function" in result.message
-
-
-def test_batches_per_epoch_hints_do_not_give_the_answer_away():
-    result = ch10.check_batches_per_epoch(lambda n, b, d: 0)
-    assert not result and "45" not in result.message and "44" not in result.message
-
-
-# ---------------------------------------------------------------- exercise 2: DigitsDataset
+# ---------------------------------------------------------------- exercise 1: DigitsDataset
 
 class DigitsDataset(Dataset):
     def __init__(self, images, targets):
@@ -165,7 +111,7 @@ def test_digits_dataset_rejects_wrong_classes():
     assert not result and "pair" in result.message
 
 
-# ---------------------------------------------------------------- exercise 3: accuracy
+# ---------------------------------------------------------------- exercise 2: accuracy
 
 def accuracy(model, loader):
     model.eval()
@@ -280,7 +226,6 @@ def test_checks_leave_the_default_random_stream_alone():
     mg.manual_seed(0)
     expected = mg.randn(3)
     mg.manual_seed(0)
-    ch10.check_batches_per_epoch(lambda n, b, d: n // b)
     ch10.check_digits_dataset(DigitsDataset)
     ch10.check_accuracy(accuracy)
     assert mg.randn(3).tolist() == expected.tolist()

@@ -11,122 +11,26 @@ import numpy as np
 
 from ... import nn, optim
 from ...creation import from_numpy, tensor
+from ...dtypes import float64
 from ...graph import no_grad
+from ...optim import sgd as _sgd_module
+from ...tensor import Tensor
+from ..build import Mismatch, Piece, register
 from ..checks import CheckResult, check
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
 
-__all__ = ["check_sgd_step", "check_two_epochs_without_zero_grad", "check_learning_rate",
+__all__ = ["check_two_epochs_without_zero_grad", "check_learning_rate",
            "GOOD_LOSS", "GOOD_EPOCHS"]
 
-GOOD_LOSS = 0.22    # exercise 3: the loss to beat (the best this model can do is 5/23 ≈ 0.2174)
+GOOD_LOSS = 0.22    # exercise 2: the loss to beat (the best this model can do is 5/23 ≈ 0.2174)
 GOOD_EPOCHS = 20    # ... within this many epochs
 
 
 # ---------------------------------------------------------------- exercise 1
 
-def _sgd_case(case):
-    """Parameters with gradients filled by one backward, for the two test cases.
-
-    Case 0: one weight (the chapter's regression at w = 0.5). Case 1: a weight matrix and a
-    bias of a tiny linear model (fixed numbers, no random draws)."""
-    if case == 0:
-        w = tensor([[0.5]], requires_grad=True)
-        params = [w]
-
-        def loss_fn():
-            x, y = from_numpy(REGRESSION_X), from_numpy(REGRESSION_Y)
-            return ((x @ w.T - y) ** 2).mean()
-    else:
-        w = tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], requires_grad=True)
-        b = tensor([0.1, -0.2], requires_grad=True)
-        params = [w, b]
-        x = tensor([[1.0, 2.0, -1.0], [0.5, -1.5, 2.0], [3.0, 0.0, 1.0], [-2.0, 1.0, 0.5]])
-        y = tensor([[1.0, 0.0], [0.0, 2.0], [-1.0, 1.0], [2.0, -2.0]])
-
-        def loss_fn():
-            return ((x @ w.T + b - y) ** 2).mean()
-    return params, loss_fn
-
-
-def _reference_after(case, lr, steps):
-    """The parameters' values after ``steps`` rounds of backward + optim.SGD.step +
-    zero_grad, as numpy arrays."""
-    params, loss_fn = _sgd_case(case)
-    optimizer = optim.SGD(params, lr=lr)
-    for _ in range(steps):
-        optimizer.zero_grad()
-        loss_fn().backward()
-        optimizer.step()
-    return [p.detach().numpy().copy() for p in params]
-
-
-def check_sgd_step(sgd_step):
-    """Exercise 1: ``sgd_step(params, lr)`` does one plain SGD update of every parameter in
-    place (``p -= lr * p.grad``, without recording it) and then resets each ``.grad``."""
-    title = "sgd_step"
-    if _no_answer(sgd_step):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell above "
-                                  "and run it, then run this check again.")
-    if not callable(sgd_step):
-        return CheckResult(False, f"{title}: expected a function sgd_step(params, lr), got "
-                                  f"{type(sgd_step).__name__}. Define it with def in the cell above.")
-    for case, lr in ((0, 0.01), (1, 0.1)):
-        params, loss_fn = _sgd_case(case)
-        originals = list(params)
-        loss_fn().backward()
-        try:
-            sgd_step(params, lr)
-        except RuntimeError as error:
-            if "in-place" in str(error) or "leaf" in str(error):
-                return CheckResult(False, f"{title}: raised RuntimeError: {error}\nHint: autograd "
-                                          "records operations on tensors that require grad; the "
-                                          "update must not be recorded.")
-            return CheckResult(False, f"{title}: raised RuntimeError: {error}")
-        except Exception as error:  # the learner's code: report, never crash the notebook
-            return CheckResult(False, f"{title}: raised {type(error).__name__}: {error}")
-        want = _reference_after(case, lr, 1)
-        where = f"with {len(params)} parameter(s), lr={lr}"
-        if any(p is not q for p, q in zip(params, originals)):
-            return CheckResult(False, f"{title} ({where}): the list now holds other tensors than "
-                                      "the parameters it was given. Hint: change each parameter "
-                                      "itself (in place), as an optimizer does.")
-        if any(not p.is_leaf or p.grad_fn is not None for p in params):
-            return CheckResult(False, f"{title} ({where}): a parameter is no longer a leaf: the "
-                                      "update was recorded in the graph. Hint: do it inside "
-                                      "`with mg.no_grad():`.")
-        if all(np.array_equal(p.detach().numpy(), s)
-               for p, s in zip(params, _reference_after(case, lr, 0))):
-            return CheckResult(False, f"{title} ({where}): the parameters did not change. Hint: "
-                                      "`p = p - lr * p.grad` only gives the name p a new tensor; "
-                                      "the parameter itself must change (in place).")
-        if not all(np.allclose(p.detach().numpy(), v, rtol=1e-5, atol=1e-6)
-                   for p, v in zip(params, want)):
-            return CheckResult(False, f"{title} ({where}): the new values are not those of one SGD "
-                                      "step. Hint: each parameter moves against its own gradient, "
-                                      "by lr times that gradient.")
-        if any(p.grad is not None and np.any(p.grad.detach().numpy() != 0) for p in params):
-            return CheckResult(False, f"{title} ({where}): the values are right, but .grad still "
-                                      "holds the old gradient, so the next backward() would add "
-                                      "to it. Hint: reset it after the update.")
-        # a second round: a function that forgets to reset would go wrong here
-        loss_fn().backward()
-        try:
-            sgd_step(params, lr)
-        except Exception as error:  # the learner's code: report, never crash the notebook
-            return CheckResult(False, f"{title}: the second call raised {type(error).__name__}: "
-                                      f"{error}")
-        if not all(np.allclose(p.detach().numpy(), v, rtol=1e-5, atol=1e-6)
-                   for p, v in zip(params, _reference_after(case, lr, 2))):
-            return CheckResult(False, f"{title} ({where}): one step is right, two in a row are not.")
-    return CheckResult(True, f"{title}: correct! It matches optim.SGD step for step, with one "
-                             "parameter and with two.")
-
-
-# ---------------------------------------------------------------- exercise 2
-
-EXERCISE2_START = 0.0   # the weight both runs start from
-EXERCISE2_LR = 0.01
+EXERCISE1_START = 0.0   # the weight both runs start from
+EXERCISE1_LR = 0.01
 
 
 def _two_epochs(zero_grad):
@@ -134,8 +38,8 @@ def _two_epochs(zero_grad):
     second backward, and the weight after the second step."""
     model = nn.Linear(1, 1, bias=False)
     with no_grad():
-        model.weight.fill_(EXERCISE2_START)
-    optimizer = optim.SGD(model.parameters(), lr=EXERCISE2_LR)
+        model.weight.fill_(EXERCISE1_START)
+    optimizer = optim.SGD(model.parameters(), lr=EXERCISE1_LR)
     criterion = nn.MSELoss()
     for _ in range(2):
         if zero_grad:
@@ -149,12 +53,12 @@ def _two_epochs(zero_grad):
 
 @_leaves_rng_alone
 def check_two_epochs_without_zero_grad(grad_with, grad_without, weight_without):
-    """Exercise 2: start at w = 0, SGD with lr = 0.01. ``grad_with``: weight.grad after the
+    """Exercise 1: start at w = 0, SGD with lr = 0.01. ``grad_with``: weight.grad after the
     second backward when zero_grad() runs every epoch; ``grad_without``: the same when it
     never runs; ``weight_without``: the weight after the second step without zero_grad."""
     want_with, _ = _two_epochs(zero_grad=True)
     want_without, want_weight = _two_epochs(zero_grad=False)
-    return _together("Exercise 2", [
+    return _together("Exercise 1", [
         check("weight.grad in epoch 2 with zero_grad()", _one_number(grad_with), want_with,
               tol=1e-3,
               hint="with zero_grad() the .grad of epoch 2 is just the gradient at the weight "
@@ -169,7 +73,7 @@ def check_two_epochs_without_zero_grad(grad_with, grad_without, weight_without):
     ])
 
 
-# ---------------------------------------------------------------- exercise 3
+# ---------------------------------------------------------------- exercise 2
 
 def _learning_rate_problem(lr):
     """None if ``lr`` is a usable learning rate, else the reason it is not."""
@@ -182,7 +86,7 @@ def _learning_rate_problem(lr):
 
 @_leaves_rng_alone
 def check_learning_rate(lr_good, lr_limit):
-    """Exercise 3: ``lr_good``, a learning rate with which the chapter's SGD run (with
+    """Exercise 2: ``lr_good``, a learning rate with which the chapter's SGD run (with
     zero_grad) gets the loss below 0.22 within 20 epochs; ``lr_limit``, the learning rate
     above which plain SGD on this problem no longer converges (2 / 92)."""
     results = []
@@ -210,4 +114,247 @@ def check_learning_rate(lr_good, lr_limit):
                          hint="each step multiplies the distance to the best weight by "
                               "(1 - 92 * lr). The steps shrink that distance as long as this "
                               "factor lies between -1 and 1."))
-    return _together("Exercise 3", results)
+    return _together("Exercise 2", results)
+
+
+# ---------------------------------------------------------------- build: SGD with momentum
+
+def _plug_sgd(sgd_class):
+    """``minigrad.optim.SGD`` is the learner's class inside the block: code that builds its
+    optimizer there (``optim.SGD(model.parameters(), lr=0.01)``, ``teach.training_run``)
+    gets theirs."""
+    from unittest import mock
+    return mock.patch.object(optim, "SGD", sgd_class)
+
+
+# (what the check says, the settings, zero_grad's set_to_none, two parameter groups?)
+_SGD_CASES = [
+    ("SGD(params, lr=0.1)", dict(lr=0.1), True, False),
+    ("SGD(params, lr=0.05, momentum=0.9)", dict(lr=0.05, momentum=0.9), True, False),
+    ("SGD(params, lr=0.1, weight_decay=0.1)", dict(lr=0.1, weight_decay=0.1), True, False),
+    ("SGD(params, lr=0.05, momentum=0.9, weight_decay=0.01)",
+     dict(lr=0.05, momentum=0.9, weight_decay=0.01), True, False),
+    ("SGD(params, lr=0.05, momentum=0.9) with zero_grad(set_to_none=False)",
+     dict(lr=0.05, momentum=0.9), False, False),
+    ("SGD([{'params': [w]}, {'params': [b, unused], 'lr': 0.02, 'momentum': 0.5}], lr=0.1, "
+     "momentum=0.9)", dict(lr=0.1, momentum=0.9), True, True),
+]
+_SGD_STEPS = 6
+_SKIPPED_STEP = 4   # before this step zero_grad() runs but no backward: no gradient at all
+
+
+def _sgd_problem(seed):
+    """A seeded little regression in float64: parameters w (3, 2) and b (2,), and
+    ``unused``, which takes no part in the loss (its .grad stays None). Returns
+    (named parameters, loss function)."""
+    rng = np.random.default_rng(seed)
+    x = tensor(rng.normal(size=(5, 3)).round(2), dtype=float64)
+    y = tensor(rng.normal(size=(5, 2)).round(2), dtype=float64)
+    params = {name: tensor(rng.normal(size=shape).round(2), dtype=float64, requires_grad=True)
+              for name, shape in (("w", (3, 2)), ("b", (2,)), ("unused", (2,)))}
+
+    def loss_fn():
+        w, b = params["w"], params["b"]
+        return ((x @ w + b - y) ** 2).mean() + 0.1 * (w ** 4).sum()
+    return params, loss_fn
+
+
+def _groups(params, two_groups):
+    """What the optimizer is built from: a list of tensors, or two parameter groups."""
+    if two_groups:
+        return [{"params": [params["w"]]},
+                {"params": [params["b"], params["unused"]], "lr": 0.02, "momentum": 0.5}]
+    return list(params.values())
+
+
+def _own_buffers(optimizer, params):
+    return {name: optimizer.state[p]["momentum_buffer"].detach().numpy().copy()
+            for name, p in params.items()
+            if "momentum_buffer" in optimizer.state.get(p, {})}
+
+
+def _sgd_hint(before, after, grad, settings, step, buffer_before):
+    """Why a parameter moved wrong at this step: a hint that names the idea, not the code."""
+    lr, momentum = settings.get("lr"), settings.get("momentum", 0)
+    weight_decay = settings.get("weight_decay", 0)
+    moved = after - before
+    if np.array_equal(after, before):
+        return (" It did not move at all. Hint: `p = p - lr * g` only gives the name p a new "
+                "tensor; change the parameter itself, in place.")
+    decayed = grad + weight_decay * before
+    if weight_decay and (np.allclose(moved, -lr * grad) or (
+            momentum and step == 1 and np.allclose(moved, -lr * grad))):
+        return " Hint: weight_decay adds weight_decay * p to the gradient before anything else."
+    if np.allclose(moved, lr * decayed):
+        return " It moved uphill. Hint: a step goes against the gradient."
+    if momentum:
+        if step == 1 and np.allclose(moved, 0 * moved):
+            return (" Hint: on the first step the buffer is the gradient itself, and the "
+                    "parameter moves by lr times it.")
+        if step > 1 and np.allclose(moved, -lr * decayed):
+            return (" It moved as plain SGD would, by lr times this step's gradient: the "
+                    "momentum of the earlier steps was lost. Hint: the buffer must live from "
+                    "one step to the next, in self.state[p]['momentum_buffer'].")
+        if buffer_before is not None and np.allclose(
+                moved, -lr * (momentum * buffer_before + (1 - momentum) * decayed)):
+            return (" Hint: the buffer is momentum * buffer + gradient: the whole gradient "
+                    "is added (PyTorch's dampening is 0).")
+        if step == 1 and np.allclose(moved, -lr * (1 + momentum) * decayed):
+            return " Hint: the first step's buffer is the gradient itself, counted once."
+    return ""
+
+
+def _sgd_trajectory(sgd_class, case, seed):
+    """Run the learner's class and minigrad's own side by side on one seeded problem;
+    raise Mismatch at the first step where a parameter or a buffer differs."""
+    label, settings, set_to_none, two_groups = case
+    own_params, own_loss = _sgd_problem(seed)
+    params, loss_fn = _sgd_problem(seed)
+    originals = dict(params)
+    own = _sgd_module.SGD(_groups(own_params, two_groups), **settings)
+    try:
+        optimizer = sgd_class(_groups(params, two_groups), **settings)
+    except TypeError as error:
+        raise Mismatch(f"{label} raised TypeError: {error}. Hint: take the settings as PyTorch "
+                       "does: SGD(params, lr=0.001, momentum=0, weight_decay=0).") from None
+    if not isinstance(getattr(optimizer, "param_groups", None), list):
+        raise Mismatch(f"{label} has no list param_groups. Hint: subclass "
+                       "mg.optim.Optimizer and hand it params and the defaults.")
+    for step in range(1, _SGD_STEPS + 1):
+        own.zero_grad(set_to_none=set_to_none)
+        optimizer.zero_grad(set_to_none=set_to_none)
+        if step != _SKIPPED_STEP:
+            own_loss().backward()
+            loss_fn().backward()
+        before = {name: p.detach().numpy().copy() for name, p in params.items()}
+        grads = {name: None if p.grad is None else p.grad.numpy().copy()
+                 for name, p in params.items()}
+        buffers_before = _own_buffers(own, own_params)
+        own.step()
+        try:
+            optimizer.step()
+        except RuntimeError as error:
+            if "in-place" in str(error) or "leaf" in str(error):
+                raise Mismatch(f"{label}, step {step}: step() raised RuntimeError: "
+                               f"{str(error).rstrip('.')}. "
+                               "Hint: autograd records what happens to a tensor that "
+                               "requires grad; the update must not be recorded.") from None
+            raise
+        _same_tensors(optimizer, params, originals, label, step)
+        what = (" (zero_grad() ran, then step() without a backward: no parameter has a "
+                "gradient)" if step == _SKIPPED_STEP else "")
+        for name, p in params.items():
+            want, got = own_params[name].detach().numpy(), p.detach().numpy()
+            if np.allclose(got, want, rtol=1e-10, atol=1e-12):
+                continue
+            if grads[name] is None:
+                hint = (" Its .grad is None: it took no part, so step() must leave it alone "
+                        "(not even weight decay or momentum moves it).")
+            else:
+                hint = _sgd_hint(before[name], got, grads[name],
+                                 _group_settings(settings, two_groups, name), step,
+                                 buffers_before.get(name))
+                if not hint and two_groups and name != "w":
+                    hint = (" Hint: this parameter's group has settings of its own (lr 0.02, "
+                            "momentum 0.5): read each setting from the group.")
+            raise Mismatch(f"{label}, step {step}{what}: parameter {name} is {_show(got)}; "
+                           f"expected {_show(want)}.{hint}")
+        _compare_buffers(optimizer, own, params, own_params, label, step)
+
+
+def _group_settings(settings, two_groups, name):
+    """The settings that hold for parameter ``name`` (its group's own, or the defaults)."""
+    if two_groups and name != "w":
+        return dict(settings, lr=0.02, momentum=0.5)
+    return settings
+
+
+def _same_tensors(optimizer, params, originals, label, step):
+    """The optimizer must keep changing the very tensors it was given."""
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    if any(not any(h is p for h in held) for p in originals.values()):
+        raise Mismatch(f"{label}, step {step}: param_groups now hold other tensors than the "
+                       "parameters the optimizer was given. Hint: change each parameter "
+                       "itself, in place: the model keeps the old tensors.")
+    for name, p in params.items():
+        if not p.is_leaf or p.grad_fn is not None:
+            raise Mismatch(f"{label}, step {step}: parameter {name} is no longer a leaf: the "
+                           "update was recorded. Hint: step() must run with autograd off.")
+
+
+def _compare_buffers(optimizer, own, params, own_params, label, step):
+    """Each momentum buffer must sit in optimizer.state[p]['momentum_buffer'], as PyTorch's."""
+    want = _own_buffers(own, own_params)
+    state = getattr(optimizer, "state", None)
+    for name, buffer in want.items():
+        entry = state.get(params[name], {}) if hasattr(state, "get") else {}
+        got = entry.get("momentum_buffer") if hasattr(entry, "get") else None
+        if got is None:
+            raise Mismatch(f"{label}, after step {step}: optimizer.state[{name}] has no "
+                           "'momentum_buffer'. Hint: keep each parameter's buffer in the state "
+                           "dict the Optimizer base class made, self.state[p], under that key "
+                           "(optimizer.state_dict() saves it from there).")
+        if got is params[name].grad:
+            raise Mismatch(f"{label}, after step {step}: the momentum buffer of {name} is its "
+                           ".grad tensor itself, which backward() adds into and zero_grad("
+                           "set_to_none=False) zeroes. Hint: make the first buffer a tensor of "
+                           "its own, a copy of the gradient.")
+        got = got.detach().numpy() if isinstance(got, Tensor) else np.asarray(got)
+        if not np.allclose(got, buffer, rtol=1e-10, atol=1e-12):
+            raise Mismatch(f"{label}, after step {step}: the momentum buffer of {name} is "
+                           f"{_show(got)}; expected {_show(buffer)}.")
+
+
+def _check_zero_grad(sgd_class):
+    """zero_grad(): .grad None by default, a tensor of zeros with set_to_none=False."""
+    params, loss_fn = _sgd_problem(0)
+    optimizer = sgd_class(list(params.values()), lr=0.1)
+    loss_fn().backward()
+    optimizer.zero_grad(set_to_none=False)
+    for name in ("w", "b"):
+        grad = params[name].grad
+        if grad is None or np.any(grad.numpy() != 0):
+            raise Mismatch(f"zero_grad(set_to_none=False) left {name}.grad = {_show(grad)}; "
+                           "expected a tensor of zeros.")
+    loss_fn().backward()
+    optimizer.zero_grad()
+    if any(p.grad is not None for p in params.values()):
+        raise Mismatch("zero_grad() left a .grad that is not None; by default (set_to_none="
+                       "True) it sets every parameter's .grad to None.")
+
+
+def _show(value):
+    """A tensor or array as a short list of numbers (4 decimals)."""
+    if value is None:
+        return "None"
+    if isinstance(value, Tensor):
+        value = value.detach().numpy()
+    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
+
+
+@_leaves_rng_alone
+def _sgd_battery(sgd_class, seeds=(0, 1, 2)):
+    """Every case on several seeded problems, step by step against minigrad's SGD; then
+    zero_grad; then the chapter's regression through ``teach.training_run`` with the class
+    plugged in."""
+    if not isinstance(sgd_class, type):
+        raise Mismatch(f"expected a class (class SGD(mg.optim.Optimizer): ...), got "
+                       f"{type(sgd_class).__name__}.")
+    for case in _SGD_CASES:
+        for seed in seeds:
+            _sgd_trajectory(sgd_class, case, seed)
+    _check_zero_grad(sgd_class)
+    want = training_run(lr=0.01, epochs=10)
+    with _plug_sgd(sgd_class):
+        got = training_run(lr=0.01, epochs=10)
+    if not np.allclose(got, want, rtol=1e-5):
+        raise Mismatch(f"plugged into the chapter's regression, the losses are "
+                       f"{np.round(got, 4).tolist()}; expected {np.round(want, 4).tolist()}.")
+    runs = len(_SGD_CASES) * len(seeds)
+    return (f"{runs} runs of {_SGD_STEPS} steps (momentum, weight decay, two parameter groups, "
+            "a parameter without gradient), zero_grad, and the chapter's regression")
+
+
+register(Piece(name="sgd", chapter="08", defines="SGD",
+               summary="the optimizer: SGD.step with momentum, zero_grad",
+               plug=_plug_sgd, battery=_sgd_battery))

@@ -7,173 +7,32 @@ a hint; none of them raises, and none changes the default random stream.
 """
 
 import math
+import sys
 
 import numpy as np
 
-from ... import nn, optim
+from ... import nn
+from ...optim import sgd as _sgd_module
 from ...creation import randn, tensor, zeros
 from ...dtypes import float64
 from ...graph import no_grad
 from ...random import Generator
 from ...tensor import Tensor
 from ...utils.data import DataLoader, TensorDataset
+from ..build import Mismatch, Piece, register
 from ..checks import CheckResult, check
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
-__all__ = ["check_accumulated_step", "check_loss_scales", "check_steps_per_epoch",
+__all__ = ["accumulated_step", "training_step", "check_loss_scales", "check_steps_per_epoch",
            "N_EXAMPLES", "TRAIN_BATCH_SIZE", "ACCUMULATION_STEPS"]
 
-# Exercise 3's training run (the names of the google-research script's arguments).
+# Exercise 2's training run (the names of the google-research script's arguments).
 N_EXAMPLES = 1000
 TRAIN_BATCH_SIZE = 24
 ACCUMULATION_STEPS = 4
 
 
-# ----------------------------------------------------------- exercise 1: the accumulation loop
-
-class _Recorder(nn.Module):
-    """The exercise's model, which also writes down the batch size of every forward pass."""
-
-    def __init__(self, generator):
-        super().__init__()
-        self.net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
-        with no_grad():
-            for _, p in self.net.named_parameters():
-                p.copy_(randn(*p.shape, generator=generator, dtype=float64))
-        self.seen = []
-
-    def forward(self, x):
-        self.seen.append(len(x))
-        return self.net(x)
-
-
-class _CountingSGD(optim.SGD):
-    """SGD that counts how often ``step()`` runs."""
-
-    def __init__(self, params, lr):
-        super().__init__(params, lr=lr)
-        self.steps = 0
-
-    def step(self, closure=None):
-        self.steps += 1
-        return super().step(closure)
-
-
-_LR = 0.1
-
-
-def _values(model):
-    return [p.detach().numpy().copy() for p in model.parameters()]
-
-
-def _gradients(model, inputs, targets, criterion):
-    """The gradient of the mean loss over ``inputs`` at the model's current parameters."""
-    model.zero_grad()
-    criterion(model(inputs), targets).backward()
-    grads = [p.grad.numpy().copy() for p in model.parameters()]
-    model.zero_grad()
-    return grads
-
-
-def _moved_by(before, after, lr, grads):
-    """Did every parameter move by ``-lr * grad``?"""
-    return all(np.allclose(a - b, -lr * g, rtol=1e-7, atol=1e-10)
-               for b, a, g in zip(before, after, grads))
-
-
-def _diagnose(before, after, inputs, targets, criterion, steps):
-    """Why did one call not match one big-batch step? A hint, never the code."""
-    n = len(inputs)
-    micro = n // steps
-    probe = _Recorder(Generator().manual_seed(0))  # a model at the call's starting point
-    with no_grad():
-        for p, value in zip(probe.parameters(), before):
-            p.copy_(tensor(value, dtype=float64))
-    full = _gradients(probe, inputs, targets, criterion)
-    last = _gradients(probe, inputs[n - micro:], targets[n - micro:], criterion)
-    if _moved_by(before, after, _LR, [steps * g for g in full]):
-        return (f"your update is {steps} times the big batch's. Hint: each micro-batch's "
-                "mean loss is one share of the batch's mean loss; backward() adds the "
-                "gradients of all micro-batches, so scale each loss before backward().")
-    if (_moved_by(before, after, _LR, [g / steps for g in last])
-            or _moved_by(before, after, _LR, last)):
-        return ("only the last micro-batch's gradient reached the step. Hint: something "
-                "cleared .grad between the micro-batches; clear it once per optimizer step, "
-                "not once per micro-batch.")
-    return ("the parameters did not move the way one step on the whole batch moves them. "
-            "Hint: every micro-batch needs its forward pass, its scaled loss and its "
-            "backward(); then one optimizer.step().")
-
-
-@_leaves_rng_alone
-def check_accumulated_step(accumulated_step):
-    """Exercise 1: ``accumulated_step(model, optimizer, criterion, inputs, targets,
-    accumulation_steps)`` makes ONE optimizer step on the whole batch, computing the gradient
-    in ``accumulation_steps`` equal micro-batches. It must give the big-batch step, call after
-    call."""
-    title = "accumulated_step"
-    if _no_answer(accumulated_step):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell above "
-                                  "and run it, then run this check again.")
-    if not callable(accumulated_step):
-        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
-                                  f"got {type(accumulated_step).__name__}.")
-    criterion = nn.MSELoss()
-    for n, steps, seed in ((12, 3, 1), (16, 4, 2)):
-        data = Generator().manual_seed(seed)
-        model = _Recorder(Generator().manual_seed(seed + 10))
-        reference = _Recorder(Generator().manual_seed(seed + 10))
-        optimizer = _CountingSGD(model.parameters(), lr=_LR)
-        reference_optimizer = optim.SGD(reference.parameters(), lr=_LR)
-        for call in (1, 2):
-            inputs = randn(n, 3, generator=data, dtype=float64)
-            targets = randn(n, 1, generator=data, dtype=float64)
-            where = f"{title}(..., a batch of {n}, accumulation_steps={steps})"
-            before = _values(model)
-            model.seen, optimizer.steps = [], 0
-            try:
-                accumulated_step(model, optimizer, criterion, inputs, targets, steps)
-            except Exception as error:  # the learner's code: report, never crash the notebook
-                return CheckResult(False, f"{where} raised {type(error).__name__}: {error}")
-            after = _values(model)
-            # what one step on the whole batch does
-            reference_optimizer.zero_grad()
-            criterion(reference(inputs), targets).backward()
-            reference_optimizer.step()
-            reference_optimizer.zero_grad()
-            if model.seen == [n]:
-                return CheckResult(False, f"{where}: the model saw the whole batch in one "
-                                          "forward pass. Hint: cut it into accumulation_steps "
-                                          "slices of len(inputs) // accumulation_steps rows.")
-            if model.seen != [n // steps] * steps:
-                return CheckResult(False, f"{where}: the forward passes saw batches of sizes "
-                                          f"{model.seen}; expected {steps} micro-batches of "
-                                          f"{n // steps}. Hint: slice rows start:start + size, "
-                                          "with start = i * size.")
-            if optimizer.steps == 0:
-                return CheckResult(False, f"{where}: optimizer.step() never ran, so the "
-                                          "parameters did not change. Hint: step once, after "
-                                          "the last micro-batch.")
-            if optimizer.steps > 1:
-                return CheckResult(False, f"{where}: optimizer.step() ran {optimizer.steps} "
-                                          "times in one call. Hint: backward() on every "
-                                          "micro-batch, step() only once, after the last.")
-            if all(np.allclose(a, r, rtol=1e-7, atol=1e-10)
-                   for a, r in zip(after, _values(reference))):
-                continue
-            if call == 2:
-                return CheckResult(False, f"{where}: the first call was right, the second was "
-                                          "not. Hint: the first call's gradients were still in "
-                                          ".grad when the second began; clear them once per "
-                                          "optimizer step.")
-            return CheckResult(False, f"{where}: "
-                               + _diagnose(before, after, inputs, targets, criterion,
-                                           steps))
-    return CheckResult(True, f"{title}: correct! One step on micro-batches equals one step on "
-                             "the whole batch, call after call.")
-
-
-# ----------------------------------------------------------- exercise 2: the scale factors
+# ----------------------------------------------------------- exercise 1: the scale factors
 
 def _reference_scales(micro_batch_sizes):
     """Each micro-batch's share of the batch: the gradient of the batch's mean loss is the
@@ -202,7 +61,7 @@ def _scales_are_right(micro_batch_sizes, scales):
 
 
 def check_loss_scales(loss_scales):
-    """Exercise 2: ``loss_scales(micro_batch_sizes)`` returns, for each micro-batch, the
+    """Exercise 1: ``loss_scales(micro_batch_sizes)`` returns, for each micro-batch, the
     number to multiply its mean loss by so that the accumulated gradient is the gradient
     of the mean loss over the whole batch."""
     title = "loss_scales"
@@ -252,7 +111,7 @@ def check_loss_scales(loss_scales):
                              "weighs what its share of the examples is.")
 
 
-# ----------------------------------------------------------- exercise 3: steps per epoch
+# ----------------------------------------------------------- exercise 2: steps per epoch
 
 def _count_epoch():
     """Run one epoch's bookkeeping of the google-research loop on a real DataLoader."""
@@ -278,7 +137,7 @@ def _whole_number(answer):
 
 def check_steps_per_epoch(effective_batch_size, micro_batches_per_epoch,
                           optimizer_steps_per_epoch):
-    """Exercise 3: 1,000 examples, train_batch_size 24 (a DataLoader without drop_last),
+    """Exercise 2: 1,000 examples, train_batch_size 24 (a DataLoader without drop_last),
     gradient_accumulation_steps 4 and the loop that steps when (step + 1) % 4 == 0."""
     want_batch, want_micro, want_steps = _count_epoch()
     micro = _whole_number(micro_batches_per_epoch)
@@ -299,10 +158,208 @@ def check_steps_per_epoch(effective_batch_size, micro_batches_per_epoch,
         steps_result = CheckResult(False, f"optimizer steps per epoch: {steps:g} counts a step "
                                           "for the micro-batches left over at the end. Hint: "
                                           "the loop steps only when (step + 1) % 4 == 0.")
-    return _together("Exercise 3", [
+    return _together("Exercise 2", [
         check("effective batch size", _whole_number(effective_batch_size), want_batch, tol=0,
               hint="one optimizer step uses the gradients of gradient_accumulation_steps "
                    "micro-batches of train_batch_size examples each."),
         micro_result,
         steps_result,
     ])
+
+
+# ----------------------------------------------------------- build: the accumulation step
+
+def accumulated_step(model, optimizer, criterion, inputs, targets, accumulation_steps):
+    """The course's own accumulation step (minigrad has none, nor has PyTorch: it is a loop
+    one writes): ONE optimizer step on the batch ``(inputs, targets)``, its gradient summed
+    over ``accumulation_steps`` equal micro-batches. ``training_step`` runs it unless
+    ``teach.use(accumulated_step=...)`` plugs a learner's in."""
+    size = len(inputs) // accumulation_steps
+    optimizer.zero_grad()
+    for i in range(accumulation_steps):
+        rows = slice(i * size, (i + 1) * size)
+        (criterion(model(inputs[rows]), targets[rows]) / accumulation_steps).backward()
+    optimizer.step()
+
+
+def training_step(model, optimizer, criterion, inputs, targets, accumulation_steps=1):
+    """One training step on a batch, as chapter 10's payoff trains: it runs whichever
+    ``accumulated_step`` is plugged in (the learner's inside ``teach.use``)."""
+    return accumulated_step(model, optimizer, criterion, inputs, targets, accumulation_steps)
+
+
+def _plug_accumulated_step(function):
+    """``ch09.accumulated_step``, which ``training_step`` looks up at every call, is the
+    learner's inside the block."""
+    from unittest import mock
+    return mock.patch.object(sys.modules[__name__], "accumulated_step", function)
+
+
+class _Recorder(nn.Module):
+    """The check's model (float64), which also writes down the batch size of every forward
+    pass."""
+
+    def __init__(self, seed):
+        super().__init__()
+        generator = Generator().manual_seed(seed)
+        self.net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+        with no_grad():
+            for p in self.net.parameters():
+                p.copy_(randn(*p.shape, generator=generator, dtype=float64))
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(len(x))
+        return self.net(x)
+
+
+class _CountingSGD(_sgd_module.SGD):
+    """minigrad's own SGD, counting how often ``step()`` runs."""
+
+    def __init__(self, params, lr):
+        super().__init__(params, lr=lr)
+        self.steps = 0
+
+    def step(self, closure=None):
+        self.steps += 1
+        return super().step(closure)
+
+
+_LR = 0.1
+# (examples in the batch, accumulation_steps): one micro-batch, and several sizes of them
+_ACCUMULATION_CASES = [(12, 1), (12, 3), (16, 4), (24, 6), (20, 2), (18, 3)]
+
+
+def _values(model):
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _gradients(model, inputs, targets, criterion):
+    """The gradient of the mean loss over ``inputs`` at the model's current parameters
+    (.grad is left empty)."""
+    model.zero_grad()
+    criterion(model(inputs), targets).backward()
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    model.zero_grad()
+    return grads
+
+
+def _moved_by(before, after, grads):
+    """Did every parameter move by ``-lr * grad``?"""
+    return all(np.allclose(a - b, -_LR * g, rtol=1e-7, atol=1e-10)
+               for b, a, g in zip(before, after, grads))
+
+
+def _diagnose(seed, before, after, batch, leftover, steps):
+    """Why did one call not match one big-batch step? A hint, never the code."""
+    inputs, targets = batch
+    criterion = nn.MSELoss()
+    probe = _Recorder(seed)                     # a model at the call's starting point
+    with no_grad():
+        for p, value in zip(probe.parameters(), before):
+            p.copy_(tensor(value, dtype=float64))
+    full = _gradients(probe, inputs, targets, criterion)
+    left = _gradients(probe, *leftover, criterion)
+    n, micro = len(inputs), len(inputs) // steps
+    last = _gradients(probe, inputs[n - micro:], targets[n - micro:], criterion)
+    plus = [f + g for f, g in zip(full, left)]
+    if steps > 1 and (_moved_by(before, after, [steps * g for g in full])
+                      or _moved_by(before, after, [steps * f + g for f, g in zip(full, left)])):
+        return (f"your update is {steps} times the big batch's. Hint: each micro-batch's "
+                "mean loss is one share of the batch's mean loss; backward() adds the "
+                "gradients of all micro-batches, so scale each loss before backward().")
+    if _moved_by(before, after, plus):
+        return ("the gradient that .grad held before the call (from an earlier backward) "
+                "was added into this step. Hint: start the step from clean gradients: clear "
+                "them at the start of the call.")
+    if steps > 1 and (_moved_by(before, after, [g / steps for g in last])
+                      or _moved_by(before, after, last)):
+        return ("only the last micro-batch's gradient reached the step. Hint: something "
+                "cleared .grad between the micro-batches; clear it once per optimizer step, "
+                "not once per micro-batch.")
+    return ("the parameters did not move the way one step on the whole batch moves them. "
+            "Hint: every micro-batch needs its forward pass, its scaled loss and its "
+            "backward(); then one optimizer.step().")
+
+
+def _one_call(function, model, optimizer, batch, steps):
+    """Call the learner's step once; raise Mismatch on what it did to the forward passes
+    and to optimizer.step()."""
+    inputs, targets = batch
+    n = len(inputs)
+    where = f"accumulated_step(..., a batch of {n}, accumulation_steps={steps})"
+    model.seen, optimizer.steps = [], 0
+    function(model, optimizer, nn.MSELoss(), inputs, targets, steps)
+    if steps > 1 and model.seen == [n]:
+        raise Mismatch(f"{where}: the model saw the whole batch in one forward pass. Hint: "
+                       "cut it into accumulation_steps slices of len(inputs) // "
+                       "accumulation_steps rows.")
+    if model.seen != [n // steps] * steps:
+        raise Mismatch(f"{where}: the forward passes saw batches of sizes {model.seen}; "
+                       f"expected {steps} micro-batch(es) of {n // steps}. Hint: slice rows "
+                       "start:start + size, with start = i * size.")
+    if optimizer.steps == 0:
+        raise Mismatch(f"{where}: optimizer.step() never ran, so the parameters did not "
+                       "change. Hint: step once, after the last micro-batch.")
+    if optimizer.steps > 1:
+        raise Mismatch(f"{where}: optimizer.step() ran {optimizer.steps} times in one call. "
+                       "Hint: backward() on every micro-batch, step() only once, after the "
+                       "last.")
+    return where
+
+
+def _accumulation_case(function, n, steps, seed):
+    """Two calls in a row on a model whose .grad holds a leftover gradient, each compared
+    with one ordinary step on the whole batch."""
+    data = Generator().manual_seed(seed)
+    model, reference = _Recorder(seed + 10), _Recorder(seed + 10)
+    optimizer = _CountingSGD(model.parameters(), lr=_LR)
+    reference_optimizer = _sgd_module.SGD(reference.parameters(), lr=_LR)
+    criterion = nn.MSELoss()
+    leftover = (randn(5, 3, generator=data, dtype=float64),
+                randn(5, 1, generator=data, dtype=float64))
+    criterion(model(leftover[0]), leftover[1]).backward()   # what earlier code left in .grad
+    for call in (1, 2):
+        batch = (randn(n, 3, generator=data, dtype=float64),
+                 randn(n, 1, generator=data, dtype=float64))
+        before = _values(model)
+        where = _one_call(function, model, optimizer, batch, steps)
+        reference_optimizer.zero_grad()
+        criterion(reference(batch[0]), batch[1]).backward()
+        reference_optimizer.step()
+        if all(np.allclose(a, r, rtol=1e-9, atol=1e-12)
+               for a, r in zip(_values(model), _values(reference))):
+            continue
+        if call == 2:
+            raise Mismatch(f"{where}: the first call was right, the second was not. Hint: the "
+                           "first call's gradients were still in .grad when the second "
+                           "began; clear them once per optimizer step.")
+        raise Mismatch(f"{where}, first call: "
+                       + _diagnose(seed + 10, before, _values(model), batch, leftover, steps))
+
+
+@_leaves_rng_alone
+def _accumulation_battery(function):
+    """The cases of ``_ACCUMULATION_CASES`` in float64, two calls each; then the chapter's
+    kind of training step through ``training_step`` with the function plugged in."""
+    if not callable(function):
+        raise Mismatch(f"expected a function (def accumulated_step(...): ...), got "
+                       f"{type(function).__name__}.")
+    for seed, (n, steps) in enumerate(_ACCUMULATION_CASES, start=1):
+        _accumulation_case(function, n, steps, seed)
+    model = _Recorder(99)
+    optimizer = _CountingSGD(model.parameters(), lr=_LR)
+    batch = (randn(8, 3, generator=Generator().manual_seed(99), dtype=float64),
+             randn(8, 1, generator=Generator().manual_seed(98), dtype=float64))
+    with _plug_accumulated_step(function):
+        training_step(model, optimizer, nn.MSELoss(), *batch, accumulation_steps=4)
+    if model.seen != [2, 2, 2, 2] or optimizer.steps != 1:
+        raise Mismatch("plugged into training_step, it did not run the micro-batches: the "
+                       f"model saw {model.seen}, step() ran {optimizer.steps} time(s).")
+    return (f"{len(_ACCUMULATION_CASES)} batches (1 to 6 micro-batches), two calls each, "
+            "compared with one step on the whole batch")
+
+
+register(Piece(name="accumulated_step", chapter="09", defines="accumulated_step",
+               summary="the accumulation step: micro-batches, one optimizer step",
+               plug=_plug_accumulated_step, battery=_accumulation_battery))

@@ -11,75 +11,25 @@ import numbers
 import numpy as np
 
 from ... import nn
-from ...creation import tensor, zeros
+from ...creation import arange, tensor
 from ...dtypes import float32, int64
 from ...graph import is_grad_enabled, no_grad
+from ...random import Generator, manual_seed
 from ...tensor import Tensor
-from ...utils.data import DataLoader, Dataset, TensorDataset
+from ...utils import data as _data
+from ...utils.data import DataLoader, Dataset, Subset, TensorDataset
+from ..build import Mismatch, Piece, register
 from ..checks import CheckResult
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
+from .ch09 import training_step
 
-__all__ = ["check_batches_per_epoch", "check_digits_dataset", "check_accuracy"]
-
-# (n_samples, batch_size, drop_last): exact divisions, a small last batch, a batch bigger
-# than the data set, and the split of chapter 10.
-BATCH_CASES = [(10, 4, False), (10, 4, True), (64, 32, False), (64, 32, True),
-               (1438, 32, False), (1438, 32, True), (1437, 50, False), (3, 8, False),
-               (3, 8, True), (1, 1, False)]
-
+__all__ = ["check_digits_dataset", "check_accuracy", "training_step"]
 
 _NO_ANSWER = ("{title}: no answer yet. Define {what} in the cell above and run it, then run "
               "this check again.")
 
 
-def _loader_length(n_samples, batch_size, drop_last):
-    """What ``len(DataLoader(...))`` says, from a data set of that many samples."""
-    return len(DataLoader(TensorDataset(zeros(n_samples)), batch_size=batch_size,
-                          drop_last=drop_last))
-
-
 # ---------------------------------------------------------------- exercise 1
-
-@_leaves_rng_alone
-def check_batches_per_epoch(batches_per_epoch):
-    """Exercise 1: ``batches_per_epoch(n_samples, batch_size, drop_last)`` -> a whole number."""
-    title = "batches_per_epoch"
-    if _no_answer(batches_per_epoch):
-        return CheckResult(False, _NO_ANSWER.format(title=title, what="the function"))
-    if not callable(batches_per_epoch):
-        return CheckResult(False, f"{title}: expected a function, got "
-                                  f"{type(batches_per_epoch).__name__}.")
-    for n, size, drop_last in BATCH_CASES:
-        call = f"{title}({n}, {size}, drop_last={drop_last})"
-        try:
-            got = batches_per_epoch(n, size, drop_last)
-        except Exception as error:  # the learner's code: report, never crash the notebook
-            return CheckResult(False, f"{call} raised {type(error).__name__}: {error}")
-        if isinstance(got, Tensor) and got.numel() == 1:
-            got = got.item()
-        want = _loader_length(n, size, drop_last)
-        if isinstance(got, bool) or not isinstance(got, numbers.Real):
-            return CheckResult(False, f"{call} returned {got!r}; expected a whole number.")
-        if got == want:
-            continue
-        if not float(got).is_integer():
-            return CheckResult(False, f"{call} returned {got!r}, which is not a whole number. "
-                                      "Hint: a loader cannot yield part of a batch; round the "
-                                      "right way (math.ceil or // ).")
-        if n % size == 0:
-            hint = ("here batch_size divides the number of samples exactly: is there really a "
-                    "last, smaller batch?")
-        elif drop_last:
-            hint = "drop_last=True throws the last, incomplete batch away."
-        else:
-            hint = "with drop_last=False the last, smaller batch still counts."
-        return CheckResult(False, f"{call} returned {got!r}, which is not right yet. "
-                                  f"Hint: {hint}")
-    return CheckResult(True, f"{title}: correct on all {len(BATCH_CASES)} test inputs, "
-                             "and it agrees with len(DataLoader(...)).")
-
-
-# ---------------------------------------------------------------- exercise 2
 
 def _digits(n=12):
     from sklearn.datasets import load_digits
@@ -101,7 +51,7 @@ def _label_value(label):
 
 @_leaves_rng_alone
 def check_digits_dataset(dataset_class):
-    """Exercise 2: ``DigitsDataset(images, targets)``, a ``Dataset`` whose sample i is
+    """Exercise 1: ``DigitsDataset(images, targets)``, a ``Dataset`` whose sample i is
     ``(image i as a float32 (8, 8) tensor scaled to [0, 1], label i as an integer)``."""
     title = "DigitsDataset"
     if _no_answer(dataset_class):
@@ -174,7 +124,7 @@ def check_digits_dataset(dataset_class):
                              "label), and a DataLoader stacks them into batches.")
 
 
-# ---------------------------------------------------------------- exercise 3
+# ---------------------------------------------------------------- exercise 2
 
 class _Probe(nn.Module):
     """Wraps a model and remembers, for each forward call, whether the model was in
@@ -214,7 +164,7 @@ def _accuracy_case():
 
 @_leaves_rng_alone
 def check_accuracy(accuracy):
-    """Exercise 3: ``accuracy(model, loader)`` -> the fraction of samples classified right,
+    """Exercise 2: ``accuracy(model, loader)`` -> the fraction of samples classified right,
     computed with ``model.eval()`` and under ``mg.no_grad()``."""
     title = "accuracy"
     if _no_answer(accuracy):
@@ -272,3 +222,191 @@ def check_accuracy(accuracy):
     return CheckResult(False, f"{title}: {got:.4f} is not right yet. Hint: a prediction is the "
                               "class with the largest output (argmax over dim=1); compare it "
                               "with the labels and count the matches over the whole loader.")
+
+
+# ---------------------------------------------------------------- build: the DataLoader
+
+def _plug_data_loader(loader_class):
+    """``minigrad.utils.data.DataLoader`` is the learner's class inside the block: code
+    that builds its loader there (``mg.utils.data.DataLoader(train_set, ...)``) gets
+    theirs."""
+    from unittest import mock
+    return mock.patch.object(_data, "DataLoader", loader_class)
+
+
+class _Numbered(Dataset):
+    """Sample i is (a (2, 3) float32 tensor full of i, the label i as a Python int): any
+    batch says which samples it holds. Not a TensorDataset, so minigrad's loader fetches
+    the samples one by one and collates them."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        if not isinstance(index, (int, np.integer)) or not 0 <= index < self.n:
+            raise IndexError(f"sample index {index!r} out of range for {self.n} samples")
+        return tensor(np.full((2, 3), float(index), dtype=np.float32)), int(index)
+
+
+def _datasets(n):
+    """Three kinds of data set with n samples, labelled by their index: a Dataset of pairs,
+    a TensorDataset, and a Subset of one (as random_split gives)."""
+    rows = arange(2 * n, dtype=float32).reshape(n, 2)
+    whole = TensorDataset(arange(n + 3), arange(n + 3) * 10)
+    return [("a Dataset of (tensor, int) pairs", _Numbered(n)),
+            ("a TensorDataset(x, labels)", TensorDataset(rows, arange(n))),
+            ("a Subset of a TensorDataset", Subset(whole, list(range(3, n + 3))))]
+
+
+# (samples, batch_size, drop_last): a small last batch, an exact division, a batch larger
+# than the data set, batches of one
+_LOADER_CASES = [(10, 4, False), (10, 4, True), (12, 4, False), (12, 4, True), (3, 8, False),
+                 (3, 8, True), (7, 1, False), (23, 5, True)]
+
+
+def _labels(batch):
+    """The sample indices a batch holds (its last field is the label = the index)."""
+    return [int(v) for v in np.asarray(batch[-1].numpy()).reshape(-1)]
+
+
+def _epoch(loader, where):
+    """One epoch of a loader as a list of batches (each a list of fields)."""
+    batches = []
+    for batch in loader:
+        if isinstance(batch, Tensor) or not isinstance(batch, (tuple, list)):
+            raise Mismatch(f"{where}: a batch is a {type(batch).__name__}; expected a list "
+                           "with one tensor per field of the samples: [inputs, labels].")
+        for field, value in enumerate(batch):
+            if not isinstance(value, Tensor):
+                raise Mismatch(f"{where}: field {field} of batch {len(batches) + 1} is a "
+                               f"{type(value).__name__}; expected a tensor (stack the "
+                               "samples' tensors, make one tensor of their numbers).")
+        batches.append(list(batch))
+    return batches
+
+
+def _compare_epoch(got, want, n, batch_size, drop_last, shuffle, where):
+    """Raise Mismatch at the first difference between two epochs' batches."""
+    got_order = [i for batch in got for i in _labels(batch)]
+    want_order = [i for batch in want for i in _labels(batch)]
+    repeated = sorted({i for i in got_order if got_order.count(i) > 1})
+    if repeated:
+        raise Mismatch(f"{where}: sample {repeated[0]} came {got_order.count(repeated[0])} "
+                       "times in one epoch. Hint: an epoch visits every sample once; a "
+                       "shuffled order is a permutation of the indices.")
+    if len(got) != len(want) or sorted(got_order) != sorted(want_order):
+        last = n % batch_size
+        if drop_last and last and len(got) == len(want) + 1:
+            hint = f"drop_last=True throws the last, smaller batch (of {last}) away."
+        elif not drop_last and last and len(got) == len(want) - 1:
+            hint = f"with drop_last=False the last, smaller batch (of {last}) is kept."
+        else:
+            hint = "every sample once, in batches of batch_size."
+        raise Mismatch(f"{where}: {len(got)} batches with {len(got_order)} samples; expected "
+                       f"{len(want)} batches with {len(want_order)}. Hint: {hint}")
+    if got_order != want_order:
+        if not shuffle:
+            hint = "without shuffle the samples come in order: 0, 1, 2, ..."
+        elif got_order == sorted(got_order):
+            hint = "with shuffle=True the order is random."
+        else:
+            hint = ("draw each epoch's order with mg.randperm(len(dataset), "
+                    "generator=generator), once at the start of the epoch, as minigrad's "
+                    "RandomSampler does: then the same seed gives the same batches.")
+        raise Mismatch(f"{where}: the samples came in the order {got_order[:12]}; minigrad's "
+                       f"DataLoader gives {want_order[:12]}. Hint: {hint}")
+    for k, (mine, own) in enumerate(zip(got, want), start=1):
+        if len(mine) != len(own):
+            raise Mismatch(f"{where}: batch {k} has {len(mine)} field(s); expected "
+                           f"{len(own)}, one tensor per field of a sample.")
+        for field, (a, b) in enumerate(zip(mine, own)):
+            if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or not np.array_equal(
+                    a.numpy(), b.numpy()):
+                raise Mismatch(f"{where}: field {field} of batch {k} is a tensor of shape "
+                               f"{tuple(a.shape)} and dtype {a.dtype}; expected shape "
+                               f"{tuple(b.shape)} and dtype {b.dtype}, the samples' values "
+                               "stacked along a new first dimension.")
+
+
+def _loader_case(loader_class, name, dataset, batch_size, drop_last, shuffle):
+    """One loader of the learner's against minigrad's: len, then one epoch (two when
+    shuffled: a new order every epoch, the same orders for the same seed)."""
+    where = (f"DataLoader({name} of {len(dataset)}, batch_size={batch_size}, "
+             f"shuffle={shuffle}, drop_last={drop_last})")
+    options = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
+    if shuffle:
+        mine = loader_class(dataset, generator=Generator().manual_seed(batch_size), **options)
+        own = _data_loader_class()(dataset, generator=Generator().manual_seed(batch_size),
+                                   **options)
+    else:
+        mine, own = loader_class(dataset, **options), _data_loader_class()(dataset, **options)
+    if len(mine) != len(own):
+        rest = len(dataset) % batch_size
+        hint = ("a last, smaller batch counts unless drop_last=True" if rest
+                else "batch_size divides the number of samples exactly here")
+        raise Mismatch(f"len({where}) is {len(mine)}; expected {len(own)}. Hint: {hint}.")
+    first = None
+    for epoch in range(1, 3 if shuffle else 2):
+        got = _epoch(mine, where)
+        want = _epoch(own, where)
+        order = [i for batch in got for i in _labels(batch)]
+        try:
+            _compare_epoch(got, want, len(dataset), batch_size, drop_last, shuffle,
+                           f"{where}, epoch {epoch}")
+        except Mismatch:
+            if epoch == 2 and order == first:
+                raise Mismatch(f"{where}: epoch 2 came in the same order as epoch 1. Hint: "
+                               "draw a new order at the start of every epoch.") from None
+            raise
+        first = order
+
+
+def _data_loader_class():
+    """minigrad's own DataLoader (the name in ``utils.data`` may be the learner's)."""
+    return DataLoader
+
+
+def _default_generator_case(loader_class):
+    """shuffle=True without a generator draws from the default one (mg.manual_seed)."""
+    dataset = _Numbered(9)
+    manual_seed(3)
+    want = [i for batch in _epoch(DataLoader(dataset, batch_size=4, shuffle=True), "")
+            for i in _labels(batch)]
+    manual_seed(3)
+    where = "DataLoader(a Dataset of 9, batch_size=4, shuffle=True) after mg.manual_seed(3)"
+    got = [i for batch in _epoch(loader_class(dataset, batch_size=4, shuffle=True), where)
+           for i in _labels(batch)]
+    if got != want:
+        raise Mismatch(f"{where}: the samples came in the order {got}; minigrad's DataLoader "
+                       f"gives {want}. Hint: without a generator, draw from the default one "
+                       "(generator=None), which mg.manual_seed seeds.")
+
+
+@_leaves_rng_alone
+def _loader_battery(loader_class):
+    """Every case on the three kinds of data set, without and with shuffle; the defaults;
+    shuffling from the default generator."""
+    if not isinstance(loader_class, type):
+        raise Mismatch(f"expected a class (class DataLoader: ...), got "
+                       f"{type(loader_class).__name__}.")
+    count = 0
+    for n, batch_size, drop_last in _LOADER_CASES:
+        for name, dataset in _datasets(n):
+            for shuffle in (False, True):
+                _loader_case(loader_class, name, dataset, batch_size, drop_last, shuffle)
+                count += 1
+    dataset = _Numbered(3)
+    got = _epoch(loader_class(dataset), "DataLoader(a Dataset of 3)")
+    _compare_epoch(got, _epoch(DataLoader(dataset), ""), 3, 1, False, False,
+                   "DataLoader(a Dataset of 3), the defaults (batch_size=1)")
+    _default_generator_case(loader_class)
+    return (f"{count} loaders (3 kinds of data set, with and without shuffle and drop_last), "
+            "batch by batch, and the defaults")
+
+
+register(Piece(name="data_loader", chapter="10", defines="DataLoader",
+               summary="the DataLoader: shuffled batches, drop_last",
+               plug=_plug_data_loader, battery=_loader_battery))
