@@ -2,15 +2,26 @@
 
 Each function takes the learner's answer, works out the right one itself (with plain
 float64 arithmetic or with minigrad's autograd) and returns a ``CheckResult``.
+
+The build exercise (section 7) is a dual number, ``Dual``: forward mode, exact derivatives
+that ride along with the values. ``Dual`` here is the one forward mode computes with
+(``forward_mode_derivative``, ``forward_mode_gradient``, chapter 3's section 8): minigrad's
+reference, or the learner's inside ``with teach.use(dual=Dual)``.
 """
 
 import math
+import re
+import sys
+
+import numpy as np
 
 from ... import creation, dtypes
-from ..checks import MISSING, CheckResult, check, check_function
+from ..build import Mismatch, Piece, register
+from ..checks import MISSING, CheckResult, check, check_function, keeps_random_state
 
 __all__ = ["check_numerical_derivative", "check_chain_rule", "check_best_step",
-           "STEPS", "central_difference"]
+           "STEPS", "central_difference", "Dual", "forward_mode_derivative",
+           "forward_mode_gradient"]
 
 # The step sizes of the chapter and of exercise 3: h = 1e-1, 1e-2, ..., 1e-15.
 STEPS = [10.0 ** -k for k in range(1, 16)]
@@ -140,3 +151,227 @@ def check_best_step(best_h):
     return CheckResult(False, f"{name}: with h = 1e-{round(k)} the error is {mine:.1e}, which "
                               f"is not the smallest. Hint: {direction}. Compute the error for "
                               "every h in the list and compare.")
+
+
+# ---------------------------------------------------------------- build: dual numbers
+
+class Dual:
+    """A dual number: a value and its tangent (the derivative riding along with it).
+
+    Every operation computes the new value and, by the rules of calculus, the new tangent:
+    ``Dual(2.0, 1.0) * Dual(2.0, 1.0)`` is ``Dual(4.0, 4.0)``. Numbers mix in as constants
+    (tangent 0). This is the reference of section 7's build exercise; forward mode looks up
+    ``ch01.Dual`` when it runs, so ``teach.use(dual=...)`` swaps the learner's in.
+    """
+
+    def __init__(self, value, tangent=0.0):
+        self.value = value
+        self.tangent = tangent
+
+    def __repr__(self):
+        return f"Dual({self.value!r}, {self.tangent!r})"
+
+    @staticmethod
+    def _of(other):
+        return other if isinstance(other, Dual) else Dual(other)
+
+    def __add__(self, other):
+        other = Dual._of(other)
+        return Dual(self.value + other.value, self.tangent + other.tangent)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        other = Dual._of(other)
+        return Dual(self.value - other.value, self.tangent - other.tangent)
+
+    def __rsub__(self, other):
+        return Dual._of(other) - self
+
+    def __neg__(self):
+        return Dual(-self.value, -self.tangent)
+
+    def __mul__(self, other):
+        other = Dual._of(other)
+        return Dual(self.value * other.value,
+                    self.tangent * other.value + self.value * other.tangent)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        other = Dual._of(other)
+        return Dual(self.value / other.value,
+                    (self.tangent * other.value - self.value * other.tangent)
+                    / (other.value * other.value))
+
+    def __rtruediv__(self, other):
+        return Dual._of(other) / self
+
+    def __pow__(self, p):
+        return Dual(self.value ** p, p * self.value ** (p - 1) * self.tangent)
+
+    def sin(self):
+        return Dual(math.sin(self.value), math.cos(self.value) * self.tangent)
+
+    def exp(self):
+        e = math.exp(self.value)
+        return Dual(e, e * self.tangent)
+
+    def tanh(self):
+        t = math.tanh(self.value)
+        return Dual(t, (1 - t * t) * self.tangent)
+
+
+def forward_mode_derivative(f, x):
+    """f'(x) by forward mode: one pass of ``f`` on ``Dual(x, 1.0)`` (the plugged-in Dual)."""
+    return f(Dual(x, 1.0)).tangent
+
+
+def forward_mode_gradient(f, values):
+    """The gradient of ``f`` (a function of a list of n numbers, returning one number) by
+    forward mode: n passes, pass i gives input i the tangent 1 and the others 0."""
+    return [f([Dual(v, 1.0 if j == i else 0.0) for j, v in enumerate(values)]).tangent
+            for i in range(len(values))]
+
+
+def _plug_dual(dual):
+    """Forward mode (``forward_mode_*`` here, chapter 3's section 8) computes with ``dual``."""
+    from unittest import mock
+    return mock.patch.object(sys.modules[__name__], "Dual", dual)
+
+
+# (text, point, hint): one operation at a time, then the chapter's functions. The point is
+# {name: (value, tangent)}; every tangent is compared with what backward() gives.
+_RULES = {
+    "sum": "the sum rule: the tangent of a sum is the sum of the tangents.",
+    "product": "the product rule: when both factors move, each factor's move counts, scaled "
+               "by the other factor's value.",
+    "quotient": "the quotient rule (or a * b ** -1 and the product rule); a number has "
+                "tangent 0.",
+    "power": "the power rule, then the chain rule: times the tangent of the base.",
+    "chain": "the chain rule: the derivative of the outer function, taken at the value, times "
+             "the tangent that came in.",
+    "constant": "a number is a constant: its tangent is 0, whichever side of the operator "
+                "it is on.",
+}
+_XY = {"x": (2.0, 1.0), "y": (3.0, 0.5)}
+_OPERATOR_CASES = [
+    ("x + y", _XY, "sum"), ("x + 3.0", _XY, "constant"), ("3.0 + x", _XY, "constant"),
+    ("x - y", _XY, "sum"), ("x - 3.0", _XY, "constant"), ("3.0 - x", _XY, "constant"),
+    ("-x", _XY, "sum"),
+    ("x * y", _XY, "product"), ("x * 3.0", _XY, "constant"), ("3.0 * x", _XY, "constant"),
+    ("x ** 3", _XY, "power"), ("x ** 0.5", _XY, "power"), ("x ** -1", _XY, "power"),
+    ("x / y", _XY, "quotient"), ("x / 4.0", _XY, "quotient"), ("4.0 / x", _XY, "quotient"),
+    ("x.sin()", _XY, "chain"), ("x.exp()", _XY, "chain"), ("x.tanh()", _XY, "chain"),
+    ("(x * y).sin()", _XY, "chain"),
+]
+_CHAPTER_CASES = [
+    ("x * x * x / 3 - x", {"x": (2.0, 1.0)}, "product"),     # f, sections 1 to 3
+    ("(x ** 2).sin()", {"x": (1.5, 1.0)}, "chain"),           # g, section 4
+    ("((w * 2.0).tanh() - 1.0) ** 2", {"w": (0.5, 1.0)}, "chain"),  # exercise 2's loss
+    ("1 / x", {"x": (0.25, 1.0)}, "quotient"),                # exercise 1's fourth function
+]
+
+
+def _backward_says(text, point):
+    """The value of ``text`` at ``point`` and its derivative along the point's tangents,
+    from minigrad's autograd (float64): sum over inputs of d text / d input * tangent."""
+    scope = {name: creation.tensor(value, dtype=dtypes.float64, requires_grad=True)
+             for name, (value, _) in point.items()}
+    result = eval(text, {}, dict(scope))  # noqa: S307 - the battery's own expressions
+    result.backward()
+    tangent = sum(0.0 if t.grad is None else t.grad.item() * point[name][1]
+                  for name, t in scope.items())
+    return result.item(), tangent
+
+
+def _show_point(point, text):
+    """'x = 2.0, y = 3.0 (tangents 1.0 and 0.5)': the inputs that ``text`` uses."""
+    point = {name: pair for name, pair in point.items() if re.search(rf"\b{name}\b", text)}
+    values = ", ".join(f"{name} = {value!r}" for name, (value, _) in point.items())
+    tangents = " and ".join(repr(tangent) for _, tangent in point.values())
+    word = "tangent" if len(point) == 1 else "tangents"
+    return f"{values} ({word} {tangents})"
+
+
+def _as_float(number):
+    try:
+        return float(number)
+    except (TypeError, ValueError):
+        return None
+
+
+def _compare_dual(dual, text, point, rule):
+    """Evaluate ``text`` on the learner's Duals and compare value and tangent with
+    minigrad's backward(); raise Mismatch naming the function, the point and both numbers."""
+    inputs = {name: dual(value, tangent) for name, (value, tangent) in point.items()}
+    where = f"{text} at {_show_point(point, text)}"
+    try:
+        result = eval(text, {}, dict(inputs))  # noqa: S307 - the battery's own expressions
+    except Exception as error:  # the learner's code: say which operation failed
+        hint = (" A number on the left of an operator calls the Dual's reflected method "
+                "(__radd__, __rsub__, __rmul__, __rtruediv__)."
+                if isinstance(error, TypeError) and "operand" in str(error) else "")
+        raise Mismatch(f"{where} raised {type(error).__name__}: {error}.{hint}") from error
+    if not (hasattr(result, "value") and hasattr(result, "tangent")):
+        raise Mismatch(f"{where} returned {type(result).__name__} {result!r}, not a Dual: "
+                       "every operation returns a new Dual(value, tangent).")
+    for name, (value, tangent) in point.items():
+        now = (inputs[name].value, inputs[name].tangent)
+        if now != (value, tangent):
+            raise Mismatch(f"{where} changed its input {name}: it is now "
+                           f"Dual({now[0]!r}, {now[1]!r}). Leave the operands as they are "
+                           "and return a new Dual.")
+    want_value, want_tangent = _backward_says(text, point)
+    got_value, got_tangent = _as_float(result.value), _as_float(result.tangent)
+    if got_value is None or not math.isclose(got_value, want_value, rel_tol=1e-9,
+                                             abs_tol=1e-12):
+        raise Mismatch(f"the value of {where} is {result.value!r}; expected "
+                       f"{round(want_value, 8)!r}. The value is computed as with plain numbers.")
+    if got_tangent is None or not math.isclose(got_tangent, want_tangent, rel_tol=1e-8,
+                                               abs_tol=1e-10):
+        raise Mismatch(f"the tangent of {where} is {result.tangent!r}; expected "
+                       f"{round(want_tangent, 8)!r} (what backward() gives). Hint: {_RULES[rule]}")
+
+
+def _random_function(rng, depth=3):
+    """A random expression in x and y (text) that both Duals and minigrad tensors evaluate:
+    every operation of the contract, numbers on either side, no division by ~0, no root of
+    a negative number, no overflow."""
+    if depth == 0 or (depth < 3 and rng.random() < 0.2):
+        return str(rng.choice(["x", "y"]))
+    a = _random_function(rng, depth - 1)
+    b = _random_function(rng, depth - 1)
+    c = repr(float(rng.choice([0.5, 1.5, 2.0, 3.0]) * rng.choice([1, -1])))
+    shapes = [f"({a} + {b})", f"({a} - {b})", f"({a} * {b})", f"({a} / ({b} * {b} + 1.0))",
+              f"({a} ** 2)", f"(({a} * {a} + 1.0) ** 0.5)", f"{a}.sin()", f"{a}.tanh()",
+              f"{a}.tanh().exp()", f"(-{a})", f"({c} + {a})", f"({c} - {a})", f"({c} * {a})",
+              f"({a} * {c})", f"({a} - {c})", f"({c} / ({a} * {a} + 1.0))", f"({a} / {c})"]
+    return shapes[int(rng.integers(len(shapes)))]
+
+
+@keeps_random_state
+def _dual_battery(dual, n_random=200):
+    """The operations one at a time, the chapter's functions, then random compositions of
+    them in two inputs, each compared with minigrad's backward()."""
+    zero = dual(2.0)
+    if _as_float(zero.tangent) != 0.0:
+        raise Mismatch(f"Dual(2.0) has tangent {zero.tangent!r}; a Dual made from a number "
+                       "alone is a constant: its tangent defaults to 0.")
+    for text, point, rule in _OPERATOR_CASES + _CHAPTER_CASES:
+        _compare_dual(dual, text, point, rule)
+    rng = np.random.default_rng(1)
+    for _ in range(n_random):
+        text = _random_function(rng)
+        values = rng.uniform(-1.5, 1.5, size=2).round(2)
+        tangents = rng.uniform(-1.0, 1.0, size=2).round(2)
+        point = {"x": (float(values[0]), float(tangents[0])),
+                 "y": (float(values[1]), float(tangents[1]))}
+        _compare_dual(dual, text, point, "chain")
+    return (f"the {len(_OPERATOR_CASES)} operations, the chapter's {len(_CHAPTER_CASES)} "
+            f"functions and {n_random} random compositions")
+
+
+register(Piece(name="dual", chapter="01", defines="Dual",
+               summary="dual numbers: forward mode, exact derivatives riding along",
+               plug=_plug_dual, battery=_dual_battery))

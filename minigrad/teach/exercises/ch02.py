@@ -3,14 +3,23 @@
 Each function takes the learner's answer, builds the exercise's tensors again itself with
 minigrad, works out the right answer from the recorded graph and returns a ``CheckResult``
 (it prints ✓ or ✗ with a hint and never raises).
+
+The build exercise: one op's node, ``MulBackward0`` (an ``Op``: ``forward`` on arrays,
+``save_for_backward``, ``backward`` returning one gradient per input). ``teach.use(mul=...)``
+puts it in the place of ``minigrad.ops.arithmetic.MulBackward0``, which ``Tensor.__mul__``
+looks up at every product.
 """
 
 import numbers
 
-from ... import creation
+import numpy as np
+
+from ... import autograd, creation, dtypes
 from ...graph import no_grad
+from ...ops import Op, arithmetic
 from ...tensor import Tensor
-from ..checks import CheckResult
+from ..build import Mismatch, Piece, register
+from ..checks import CheckResult, keeps_random_state
 from ..checks import no_answer as _no_answer
 
 __all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes"]
@@ -195,3 +204,229 @@ def check_count_nodes(count_nodes):
         return CheckResult(False, f"{name} on {description}: you count {got}, the graph has "
                                   f"{want} nodes. Hint: {hint}")
     return CheckResult(True, f"{name}: correct on all {len(cases)} graphs!")
+
+
+# ---------------------------------------------------------------- build: one op's node
+
+def _plug_mul(node_class):
+    """Every ``a * b`` of tensors (``Tensor.__mul__`` looks the class up at each call) makes
+    a ``node_class`` node."""
+    from unittest import mock
+    return mock.patch.object(arithmetic, "MulBackward0", node_class)
+
+
+_OWN_MUL = arithmetic.MulBackward0
+
+
+def _leaf(values, requires_grad=True):
+    return creation.tensor(np.asarray(values, dtype=float), dtype=dtypes.float64,
+                           requires_grad=requires_grad)
+
+
+def _show(value):
+    """A gradient as a short list of numbers (4 decimals), or None."""
+    if value is None:
+        return "None"
+    if isinstance(value, Tensor):
+        value = value.detach().numpy()
+    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
+
+
+def _check_class(node_class):
+    """The node's class: an Op subclass, named as PyTorch names the node."""
+    if not isinstance(node_class, type) or not issubclass(node_class, Op):
+        raise Mismatch(f"it is a {type(node_class).__name__}, not a class: write "
+                       "class MulBackward0(Op) with forward and backward (Op: "
+                       "from minigrad.ops import Op).")
+    if node_class.__name__ != "MulBackward0":
+        raise Mismatch(f"your class is called {node_class.__name__}; PyTorch's node for a * b "
+                       "is MulBackward0, the name grad_fn shows: call the class that.")
+
+
+def _check_node(node_class):
+    """x * y with the class plugged in: the grad_fn, its next_functions, the value, what
+    was saved, and backward's answer: one gradient per input."""
+    x, y = _leaf([2.0, -1.0, 0.5]), _leaf([3.0, 4.0, -2.0])
+    with _plug_mul(node_class):
+        z = x * y
+        by_number = x * 3.0
+    node = z.grad_fn
+    if type(node) is not node_class:
+        raise Mismatch(f"x * y has grad_fn {node!r}, not your MulBackward0: does forward "
+                       "return the product (an array) and nothing else?")
+    if not np.allclose(z.detach().numpy(), [6.0, -4.0, -1.0]):
+        raise Mismatch(f"x * y at x = [2, -1, 0.5], y = [3, 4, -2] is {_show(z)}; expected "
+                       "[6.0, -4.0, -1.0]: forward returns the elementwise product.")
+    own = [n for n, _ in (x * y).grad_fn.next_functions]
+    if [n for n, _ in node.next_functions] != own:
+        raise Mismatch(f"x * y has next_functions {node.next_functions}; expected the two "
+                       "AccumulateGrad nodes of x and y: let Op.run link the node (do not "
+                       "override run or __init__).")
+    if [n for n, _ in by_number.grad_fn.next_functions][1:] != [None]:
+        raise Mismatch("x * 3.0 should have (None, 0) as its second next_functions entry: a "
+                       "number needs no gradient.")
+    saved = [v for v in (node.saved or ()) if v is not None]
+    if not saved:
+        raise Mismatch("the node of x * y saved nothing (grad_fn.saved is empty). Keep what "
+                       "backward will need with self.save_for_backward(...) in forward: "
+                       "backward gets it back as arguments after grad.")
+    for name, operand in (("x", x), ("y", y)):
+        if not any(np.shape(v) == operand.shape and np.array_equal(v, operand.detach().numpy())
+                   for v in saved):
+            raise Mismatch(f"the node of x * y saved {', '.join(map(_show, saved))} but not "
+                           f"{name}'s values {_show(operand)}: when both factors need a "
+                           "gradient, backward needs both of them.")
+    grad = np.array([1.0, 10.0, 100.0])
+    answer = node.backward(grad, *node.saved)
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        kind = (f"a {type(answer).__name__} of {len(answer)}"
+                if isinstance(answer, (tuple, list)) else f"one {type(answer).__name__}")
+        raise Mismatch(f"backward of x * y returned {kind}; a node returns one gradient per "
+                       "input of forward, in forward's order: a pair (gradient of a, "
+                       "gradient of b).")
+
+
+def _product_cases(rng, n_random):
+    """(text, x, y, incoming gradient) for z = x * y: the chapter's products, broadcasting,
+    a number, data on one side, then random shapes."""
+    cases = [("x * y at x = [2.0], y = [3.0]", [2.0], [3.0], True),
+             ("x * y at x = [2.0, -1.0, 0.5], y = [3.0, 4.0, -2.0]", [2.0, -1.0, 0.5],
+              [3.0, 4.0, -2.0], True),
+             ("x * y at x = [2.0, -1.0], y = [0.5, 4.0] (data: no grad)", [2.0, -1.0],
+              [0.5, 4.0], False)]
+    shapes = [((2, 3), (3,)), ((2, 1), (1, 3)), ((), (4,)), ((3,), ()), ((2, 3), (2, 3)),
+              ((4, 1, 2), (3, 1))]
+    for k in range(n_random):
+        a_shape, b_shape = shapes[k % len(shapes)]
+        if rng.random() < 0.5:
+            a_shape, b_shape = b_shape, a_shape
+        cases.append((f"x * y, x of shape {a_shape}, y of shape {b_shape}, with "
+                      "z.backward(gradient)",
+                      rng.uniform(-2, 2, a_shape).round(2), rng.uniform(-2, 2, b_shape).round(2),
+                      bool(rng.random() < 0.8)))
+    return cases
+
+
+def _gradients(node_class, make):
+    """The leaves' .grad after ``make()`` builds (leaves, z, incoming gradient) and z is
+    backpropagated, with ``node_class`` as MulBackward0 (minigrad's own when it is None)."""
+    with _plug_mul(node_class or _OWN_MUL):
+        leaves, z, incoming = make()
+        z.backward(incoming)
+    return {name: None if t.grad is None else t.grad.numpy().copy()
+            for name, t in leaves.items()}
+
+
+def _compare_gradients(node_class, text, make):
+    """Raise Mismatch at the first leaf whose gradient differs from minigrad's own."""
+    want, got = _gradients(None, make), _gradients(node_class, make)
+    for name in want:
+        if (want[name] is None) != (got[name] is None) or (
+                want[name] is not None and not np.allclose(got[name], want[name],
+                                                           rtol=1e-9, atol=1e-12)):
+            others = [w for n, w in want.items() if n != name and w is not None]
+            swapped = any(w.shape == np.shape(got[name]) and np.allclose(w, got[name])
+                          for w in others if got[name] is not None)
+            hint = ("it is the other factor's gradient: which factor is left when you "
+                    "differentiate a * b with respect to a?" if swapped else
+                    "backward gets grad, the gradient of the output a * b; multiply it by "
+                    "the local derivative for each input (the chain rule, chapter 1).")
+            raise Mismatch(f"on {text}, {name}.grad is {_show(got[name])}; expected "
+                           f"{_show(want[name])}. Hint: {hint}")
+
+
+def _product(x_values, y_values, y_needs_grad, incoming):
+    def make():
+        x, y = _leaf(x_values), _leaf(y_values, y_needs_grad)
+        return {"x": x, "y": y}, x * y, _incoming(incoming, np.broadcast_shapes(
+            np.shape(x_values), np.shape(y_values)))
+    return make
+
+
+def _incoming(seed, shape):
+    """A gradient of the given shape that is not all ones (so that a backward that forgets
+    grad is caught): 1, 2, 3, ... scaled by ``seed``."""
+    return creation.tensor(seed * np.arange(1.0, np.prod(shape, dtype=int) + 1).reshape(shape),
+                           dtype=dtypes.float64)
+
+
+def _shared_cases():
+    """Products that share an operand: x * x, (x * y) * x, a chain of products."""
+    def square():
+        x = _leaf([1.5, -2.0])
+        return {"x": x}, x * x, _incoming(0.5, (2,))
+
+    def twice():
+        x, y = _leaf([1.5, -2.0, 0.5]), _leaf([2.0, 3.0, -1.0])
+        return {"x": x, "y": y}, (x * y) * x, _incoming(1.0, (3,))
+
+    def chain():
+        x, y = _leaf([0.5, 2.0]), _leaf(-1.5)
+        z = x
+        for _ in range(3):
+            z = z * y * 1.5 + x * x
+        return {"x": x, "y": y}, z, _incoming(1.0, (2,))
+    return [("z = x * x", square), ("z = (x * y) * x", twice),
+            ("z = x, three times z = z * y * 1.5 + x * x", chain)]
+
+
+def _second_derivative(node_class):
+    """d/dx and d/dy of (d/dx of sum(x * y * x)) . ones: backward must record under
+    create_graph=True (it then gets Tensors), so a second derivative goes through it."""
+    def run(cls):
+        x, y = _leaf([1.5, -2.0, 0.5]), _leaf([2.0, 3.0, -1.0])
+        with _plug_mul(cls):
+            dz_dx, = autograd.grad((x * y * x).sum(), (x,), create_graph=True)
+            if dz_dx.grad_fn is None:
+                return None
+            (dz_dx * dz_dx).sum().backward()
+        return x.grad.numpy().copy(), y.grad.numpy().copy()
+    want = run(_OWN_MUL)
+    try:
+        got = run(node_class)
+    except Exception as error:  # the learner's backward on Tensors
+        raise Mismatch(f"with create_graph=True (a second derivative, chapter 11) backward "
+                       f"gets Tensors, and yours raised {type(error).__name__}: "
+                       f"{str(error).rstrip('.')}. "
+                       "Write backward with operators that arrays and Tensors share "
+                       "(grad * b), not numpy functions.") from error
+    if got is None or not all(np.allclose(g, w) for g, w in zip(got, want)):
+        raise Mismatch("with create_graph=True, the second derivative of sum(x * y * x) is "
+                       f"{'not recorded' if got is None else [_show(g) for g in got]}; "
+                       f"expected {[_show(w) for w in want]}. Write backward with operators "
+                       "that arrays and Tensors share (grad * b), not numpy functions.")
+
+
+@keeps_random_state
+def _mul_battery(node_class, n_random=120):
+    """The node (its class, grad_fn, next_functions, what is saved, backward's pair), then
+    gradients of products (broadcasting, numbers, data, shared operands, random shapes)
+    against minigrad's own MulBackward0, then a second derivative."""
+    _check_class(node_class)
+    _check_node(node_class)
+    with _plug_mul(node_class), no_grad():
+        if _leaf([2.0]) * _leaf([3.0]) is None:
+            raise Mismatch("under no_grad() x * y gave None: forward returns the product.")
+    rng = np.random.default_rng(2)
+    cases = _product_cases(rng, n_random)
+    for k, (text, x_values, y_values, y_needs_grad) in enumerate(cases):
+        _compare_gradients(node_class, text, _product(x_values, y_values, y_needs_grad,
+                                                      incoming=1.0 + k % 3))
+
+    def by_number(left):
+        def make():
+            x = _leaf([2.0, -3.0])
+            return {"x": x}, (2.5 * x if left else x * 2.5), _incoming(1.0, (2,))
+        return make
+    _compare_gradients(node_class, "x * 2.5", by_number(False))
+    _compare_gradients(node_class, "2.5 * x", by_number(True))
+    for text, make in _shared_cases():
+        _compare_gradients(node_class, text, make)
+    _second_derivative(node_class)
+    return (f"its node (grad_fn, next_functions, what it saves), {len(cases) + 5} products "
+            "(broadcasting, numbers, shared operands) and a second derivative")
+
+
+register(Piece(name="mul", chapter="02", defines="MulBackward0",
+               summary="one op's node: MulBackward0 (forward, save_for_backward, backward)",
+               plug=_plug_mul, battery=_mul_battery))
