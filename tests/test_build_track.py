@@ -5,6 +5,8 @@ a student copy's stubs give none, and the course still runs on minigrad's own pi
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 from minigrad.teach import build
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,3 +46,9 @@ def test_a_build_cell_that_raises_is_reported_and_left_out(tmp_path, capsys):
     assert "engine" not in chosen
     assert "ZeroDivisionError" in printed
 
+
+
+@pytest.mark.parametrize("chapter", [f"{n:02d}" for n in range(1, 12)])
+def test_every_chapter_has_a_build_piece(chapter):
+    assert any(piece.chapter == chapter for piece in build.pieces()), \
+        f"chapter {chapter} has no build exercise yet"
