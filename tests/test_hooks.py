@@ -98,3 +98,43 @@ def test_mistakes_raise_the_same_errors(lib):
     with pytest.raises(RuntimeError, match="hook .* has changed the size of value"):
         (x * 2).sum().backward()
     assert x.grad is None
+
+
+def copied_model(lib):
+    """The same small network in either library (weights from one numpy draw)."""
+    rng = np.random.default_rng(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(rng.uniform(-1, 1, tuple(p.shape)).astype(np.float32)))
+    return model
+
+
+def test_forward_hooks_watch_and_change_a_module_call():
+    def program(lib):
+        model = copied_model(lib)
+        seen = {}
+        watch = model[1].register_forward_hook(lambda m, args, out: seen.update(relu=out))
+        double = model[0].register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+        shift = model[2].register_forward_hook(lambda m, args, out: out + 1)
+        first = model[2].register_forward_hook(lambda m, args, out: out * 10, prepend=True)
+        x = lib.tensor([[1.0, -2.0, 0.5]])
+        y = model(x)
+        y.sum().backward()
+        for handle in (watch, double, shift, first):
+            handle.remove()
+        return {"y": y, "relu": seen["relu"], "grad": model[0].weight.grad, "plain": model(x)}
+    both(program)
+
+
+def test_forward_hooks_with_kwargs():
+    def program(lib):
+        layer = copied_model(lib)[0]
+        calls = []
+        layer.register_forward_pre_hook(
+            lambda m, args, kwargs: calls.append(sorted(kwargs)) or (args, kwargs),
+            with_kwargs=True)
+        layer.register_forward_hook(lambda m, args, kwargs, out: out * 3, with_kwargs=True)
+        y = layer(input=lib.tensor([[1.0, 2.0, 3.0]]))
+        return {"y": y, "calls": [len(c) for c in calls]}
+    both(program)
