@@ -27,6 +27,7 @@ nodes its gradients go to, None for an input without one), ``next_functions`` (P
 spelling of the same), ``apply(grad)`` and, for ``AccumulateGrad``, ``variable``.
 """
 
+import collections
 import contextlib
 import functools
 import itertools
@@ -462,6 +463,31 @@ def execution_order(roots):
     return sorted(seen, key=_creation_number, reverse=True)
 
 
+# node -> its hooks (in order), each ``hook(grad) -> grad``: Tensor.register_hook's. A
+# table, not an attribute: graphs without hooks (nearly all) pay one test of an empty dict.
+_gradient_hooks = weakref.WeakKeyDictionary()
+
+
+def add_gradient_hook(node, hook):
+    """Call ``hook(grad)`` on the total gradient of ``node`` (before the node runs, before a
+    leaf's ``.grad`` is written) and go on with what it returns. Returns a handle whose
+    ``remove()`` takes the hook off."""
+    from .utils.hooks import RemovableHandle
+    hooks = _gradient_hooks.get(node)
+    if hooks is None:
+        hooks = _gradient_hooks[node] = collections.OrderedDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _run_hooks(node, grad):
+    """``grad`` after each hook on ``node`` has seen it (and perhaps replaced it)."""
+    for hook in list(_gradient_hooks[node].values()):
+        grad = hook(grad)
+    return grad
+
+
 def propagate(order, roots, grads):
     """Walk ``order`` (from ``execution_order``) pushing gradients back from the roots.
 
@@ -476,6 +502,8 @@ def propagate(order, roots, grads):
         grad = buffers.pop(node, None)
         if grad is None:
             continue  # nothing flowed here (e.g. only through integer indices)
+        if _gradient_hooks and node in _gradient_hooks:  # a tensor's register_hook
+            grad = _run_hooks(node, grad)
         yield node, grad
         if type(node) is AccumulateGrad:
             continue  # a leaf: ``backward`` hands it its gradient once all nodes ran

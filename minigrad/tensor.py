@@ -228,6 +228,31 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
             self._grad_fn.retained = weakref.ref(self)
         return None
 
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` each time backward computes this tensor's gradient (the
+        total, a Tensor); a tensor it returns replaces the gradient, for what flows on and
+        for ``.grad``. Returns a handle: ``handle.remove()`` takes the hook off."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient: create it with requires_grad=True, or register "
+                               "the hook on a result computed from such a tensor")
+        shape = self._data.shape
+
+        def on_gradient(grad):
+            recorded = type(grad) is Tensor  # under create_graph=True
+            result = hook(grad if recorded else _wrap(grad))
+            if result is None:
+                return grad
+            if not isinstance(result, Tensor):
+                raise TypeError(f"a hook must return None or a Tensor, not "
+                                f"{type(result).__name__}")
+            if result.shape != shape:
+                raise RuntimeError(f"hook {getattr(hook, '__name__', hook)!r} has changed "
+                                   f"the size of value: expected {list(shape)}, got "
+                                   f"{list(result.shape)}")
+            return result if recorded else result._data
+        return _graph.add_gradient_hook(gradient_node(self), on_gradient)
+
     def accumulate_grad(self, grad, owned=False):
         """``self.grad += grad``: how the engine hands a tensor its gradient (``AccumulateGrad``
         for a leaf, and the same call for a non-leaf that asked for ``retain_grad()``; see

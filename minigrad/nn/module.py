@@ -62,6 +62,9 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks_with_kwargs", set())
 
     # ------------------------------------------------------------------ registration
 
@@ -176,7 +179,52 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
+        if self.__dict__.get("_forward_pre_hooks") or self.__dict__.get("_forward_hooks"):
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        """``forward`` between its hooks: each pre-hook may replace the inputs, each hook
+        the output (PyTorch's order: pre-hooks, forward, hooks)."""
+        with_kwargs = self._forward_hooks_with_kwargs
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    args, kwargs = result
+                continue
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for key, hook in list(self._forward_hooks.items()):
+            result = (hook(self, args, kwargs, output) if key in with_kwargs
+                      else hook(self, args, output))
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args)`` before each ``forward``; what it returns (not None)
+        replaces the inputs. ``with_kwargs=True``: ``hook(module, args, kwargs)`` returning
+        ``(args, kwargs)``. Returns a handle: ``handle.remove()``."""
+        return self._add_hook(self._forward_pre_hooks, hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Call ``hook(module, args, output)`` after each ``forward``; what it returns (not
+        None) replaces the output. ``with_kwargs=True``: ``hook(module, args, kwargs,
+        output)``. Returns a handle: ``handle.remove()``."""
+        return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def _add_hook(self, hooks, hook, prepend, with_kwargs):
+        from ..utils.hooks import RemovableHandle
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        return handle
 
     # ------------------------------------------------------------------ walking the tree
 
