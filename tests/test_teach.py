@@ -79,6 +79,41 @@ def test_highlight_and_stepper_gradients_are_drawn():
     assert 'fillcolor="#FBD38D"' in dot.source
 
 
+def test_a_step_shows_what_each_edge_carried_and_what_waits_in_a_buffer():
+    """(a b + a)^2 at a = 2, b = 3, step 3 (mul runs): a's buffer holds the 16 of its first
+    path, mul is sending 48 to a and 32 to b, add sent 16 to a and to mul."""
+    a = mg.tensor(2.0, requires_grad=True)
+    b = mg.tensor(3.0, requires_grad=True)
+    f = (a * b + a) ** 2
+    step = teach.backward_steps(f)[2]
+    assert step.name == "MulBackward0"
+    assert [float(g) for *_, g in step.sending] == [48.0, 32.0]
+    assert {n.name(): float(g) for n, g in step.waiting.items()} == {"AccumulateGrad": 16.0}
+    assert "sends 48., 32. to its 2 input(s)" in step.describe()
+    listing = teach.draw_graph(f, {"a": a, "b": b, "f": f}, step=step).listing
+    assert "leaf a = 2., grad 16. so far" in listing
+    assert listing.count("gradient 16.") == 3
+    assert "gradient 48. (sending now)" in listing and "gradient 32. (sending now)" in listing
+    last = teach.backward_steps(f)[-1]
+    assert last.waiting == {} and len(last.done) == 4
+
+
+def test_a_constant_the_op_kept_is_drawn_with_its_name_and_value():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    features = mg.tensor([3.0, 4.0])
+    listing = teach.draw_graph((x * features).sum(), {"x": x, "features": features}).listing
+    assert "features [3., 4.] (no grad)" in listing
+
+
+def test_the_key_names_each_colour_of_the_view():
+    x, y, z = seed_graph()
+    assert "leaf that requires grad" in teach.draw_graph(z).source
+    assert "AccumulateGrad: writes" in teach.draw_graph(z, view="grad_fn").source
+    stepped = teach.draw_graph(z, step=teach.backward_steps(z)[0]).source
+    assert "running now" in stepped and "gradient sent back" in stepped
+    assert "leaf that requires grad" not in teach.draw_graph(z, legend=False).source
+
+
 @pytest.mark.skipif(not has_dot, reason="graphviz's dot program is not installed")
 def test_renders_to_svg_with_dot(tmp_path):
     x, y, z = seed_graph()

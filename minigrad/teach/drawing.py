@@ -88,15 +88,19 @@ def _walk(root_node):
 
 
 def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grads=None,
-               rankdir="LR", max_values=MAX_VALUES):
+               rankdir="LR", max_values=MAX_VALUES, step=None, legend=True):
     """Draw the graph that produced ``root`` (a Tensor).
 
     names      {"x": x, ...}: tensors to label by name (model.named_parameters() works too)
     view       "tensors" (values and ops) or "grad_fn" (PyTorch's backward nodes)
+    step       a step of ``backward_steps(root)``: the backward pass up to that step, with
+               the node running now, the nodes done, the gradient each edge carried ("← 16",
+               what the running node sends in bold) and the sums waiting in the buffers
     highlight  a graph node (or several) to mark as being processed (the stepper uses it)
     done       graph nodes already processed, drawn with a green border
     grads      {graph node: gradient array}: show these gradients instead of ``.grad``
     max_values tensors with more elements are shown by their shape, so big graphs stay legible
+    legend     draw a key to the shapes and colours
     """
     if view not in ("tensors", "grad_fn"):
         raise ValueError(f'view must be "tensors" or "grad_fn", not {view!r}')
@@ -106,6 +110,12 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
     by_identity = {id(t): name for name, t in names.items() if isinstance(t, Tensor)}
     by_node = {t.grad_fn: t for t in list(names.values()) + [root]
                if isinstance(t, Tensor) and t.grad_fn is not None}
+    sent, waiting = {}, {}
+    if step is not None:
+        highlight, done, grads = step.node, step.done, step.arrived
+        sent = {(a, b, k): (g, False) for a, b, k, g in step.sent}
+        sent.update({(a, b, k): (g, True) for a, b, k, g in step.sending})
+        waiting = step.waiting
     highlight = set(highlight if isinstance(highlight, (list, tuple, set)) else
                     [highlight] if highlight is not None else [])
     done = set(done or [])
@@ -131,6 +141,8 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
     def grad_text(node, t):
         if node in grads:
             return _values(np.asarray(grads[node]), max_values)
+        if node in waiting:  # part of its gradient has arrived: the sum so far
+            return _values(np.asarray(waiting[node]), max_values) + " so far"
         if stepper_view:  # not reached yet
             return None
         g = t.grad if t is not None and (t.is_leaf or t.retains_grad) else None
@@ -188,23 +200,34 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
                 lines.append(f"{tid} tensor {name or '(unnamed)'} = {value}"
                              + (f", grad {g}" if g else ""))
 
-        for nxt in node.inputs:
+        for k, nxt in enumerate(node.inputs):
             if nxt is None:
                 if view == "tensors":
                     cid = f"c{constant_count}"
                     constant_count += 1
-                    dot.node(cid, "data or constant\n(no grad)", shape="box", style="dashed",
-                             fontcolor=style.GREY, color=style.GREY, fontsize="10")
+                    label = _constant_label(node, k, by_identity, max_values)
+                    dot.node(cid, label, shape="box", style="dashed", fontcolor=style.GREY,
+                             color=style.GREY, fontsize="10")
                     dot.edge(cid, nid, style="dashed", color=style.GREY)
-                    lines.append(f"{cid} data or constant (no grad)")
+                    lines.append(f"{cid} {' '.join(label.split())}")
                     edges.append(f"{cid} -> {nid}")
                 continue
             src = ids[nxt]
             if view == "tensors" and type(nxt) is not AccumulateGrad and nxt in by_node:
                 src += "t"
-            dot.edge(src, nid)
-            edges.append(f"{src} -> {nid}")
+            carried = sent.get((node, nxt, k))
+            if carried is None:
+                dot.edge(src, nid)
+                edges.append(f"{src} -> {nid}")
+                continue
+            g, now = carried
+            text = "← " + _values(np.asarray(g), max_values)
+            dot.edge(src, nid, label=text, fontcolor=style.VERMILION, fontsize="11",
+                     **({"color": style.VERMILION, "penwidth": "2.5"} if now else {}))
+            edges.append(f"{src} -> {nid}  gradient {text[2:]}" + (" (sending now)" if now else ""))
 
+    if legend:
+        _draw_legend(dot, view, stepper_view)
     title = "tensors and operations" if view == "tensors" else "backward graph (grad_fn)"
     heading = f"computation graph, {title}: {len(lines)} nodes, {len(edges)} edges"
     dot.name = heading  # the SVG's <title>: what a screen reader announces
@@ -212,3 +235,41 @@ def draw_graph(root, names=None, view="tensors", highlight=None, done=None, grad
                             + ["  " + line for line in lines] + ["edges:"]
                             + ["  " + e for e in edges])
     return dot
+
+
+def _constant_label(node, k, by_identity, max_values):
+    """The box of input ``k`` of ``node``, one that needs no gradient: its name and value
+    when the node saved it (``w * features`` keeps ``features`` for w's gradient, ``y * 3``
+    keeps the 3), else what it is."""
+    tensor = getattr(node, "tensors", None)
+    tensor = tensor[k] if tensor is not None and k < len(tensor) else None
+    value = None
+    for saved, source in zip(node.saved or (), getattr(node, "sources", ()) or ()):
+        if source == k:
+            value = saved
+    if tensor is not None:
+        value = tensor.detach().numpy()
+    name = by_identity.get(id(tensor)) if tensor is not None else None
+    if value is None:
+        return "data or constant\n(no grad)"
+    text = _values(np.asarray(value), max_values)
+    return f"{name or 'constant'}\n{text}\n(no grad)"
+
+
+def _draw_legend(dot, view, stepper_view):
+    """A key to the drawing's shapes and colours, as the graph's label under it (outside
+    the layout, so the graph keeps its shape)."""
+    if view == "tensors":
+        rows = [(style.BLUE, "#CFE8F7", "leaf that requires grad (keeps .grad)"),
+                (style.ORANGE, "#FFF3D6", "operation"),
+                (style.GREY, "#FFFFFF", "data or constant (no gradient)")]
+    else:
+        rows = [(style.BLUE, "#CFE8F7", "AccumulateGrad: writes a leaf's .grad"),
+                (style.BLACK, "#EEEEEE", "backward node (grad_fn)")]
+    if stepper_view:
+        rows += [(style.ORANGE, "#FBD38D", "running now"), (style.GREEN, "#FFFFFF", "done"),
+                 (style.VERMILION, "#FFFFFF", "← gradient sent back along an edge")]
+    cells = "".join(f'<TD BGCOLOR="{fill}" COLOR="{line}" BORDER="2" WIDTH="14"> </TD>'
+                    f'<TD ALIGN="LEFT">{text}  </TD>' for line, fill, text in rows)
+    dot.attr(label=f'<<TABLE BORDER="0" CELLSPACING="4" CELLPADDING="1"><TR>{cells}</TR>'
+                   '</TABLE>>', labelloc="b", labeljust="l", fontsize="10")

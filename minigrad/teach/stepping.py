@@ -20,11 +20,21 @@ __all__ = ["BackwardStep", "backward_steps", "accumulation_states", "training_ru
 @dataclass
 class BackwardStep:
     """One node of the backward pass: which node runs, the gradient that reached it, and
-    every gradient that has arrived anywhere so far (by graph node)."""
+    every gradient that has arrived anywhere so far (by graph node).
+
+    ``sent``: the gradients sent along edges by the nodes that ran before, as
+    ``(from_node, to_node, input_index, gradient)``; ``sending``: what this node sends now;
+    ``waiting``: {node: the sum in its buffer} for nodes that have received some gradient
+    but not run yet (where paths meet, the sum grows until the node runs); ``done``: the
+    nodes that ran before."""
     index: int
     node: object
     grad: np.ndarray
     arrived: dict = field(repr=False)
+    sent: list = field(default_factory=list, repr=False)
+    sending: list = field(default_factory=list, repr=False)
+    waiting: dict = field(default_factory=dict, repr=False)
+    done: list = field(default_factory=list, repr=False)
 
     @property
     def name(self):
@@ -32,12 +42,17 @@ class BackwardStep:
 
     def describe(self, names=None):
         leaf = type(self.node) is graph.AccumulateGrad
-        grad = " ".join(np.array2string(np.asarray(self.grad), precision=4).split())
+        grad = _numbers(self.grad)
         if leaf:
             who = _name_of(self.node.variable, names) or "a leaf"
             return f"step {self.index + 1}: AccumulateGrad adds {grad} into {who}.grad"
-        return (f"step {self.index + 1}: {self.name} receives {grad} and sends a gradient "
-                f"to each of its {sum(n is not None for n in self.node.inputs)} input(s)")
+        sends = ", ".join(_numbers(g) for *_, g in self.sending)
+        return (f"step {self.index + 1}: {self.name} receives {grad} and sends "
+                f"{sends or 'nothing'} to its {len(self.sending)} input(s)")
+
+
+def _numbers(value):
+    return " ".join(np.array2string(np.asarray(value), precision=4).split())
 
 
 def _name_of(tensor, names):
@@ -45,6 +60,24 @@ def _name_of(tensor, names):
         if t is tensor:
             return name
     return None
+
+
+def _sends(node, grad):
+    """What ``node`` sends along each edge when it runs with ``grad`` (the engine calls the
+    same ``apply`` right after: an op's backward changes nothing)."""
+    if type(node) is graph.AccumulateGrad:
+        return []
+    return [(node, nxt, k, g) for k, (nxt, g) in enumerate(zip(node.inputs, node.apply(grad)))
+            if nxt is not None and g is not None]
+
+
+def _buffers(sent, ran):
+    """{node: sum of the gradients sent to it} for the nodes that have not run yet."""
+    buffers = {}
+    for _, to, _, g in sent:
+        if to not in ran:
+            buffers[to] = buffers[to] + g if to in buffers else g
+    return buffers
 
 
 def backward_steps(root):
@@ -56,11 +89,16 @@ def backward_steps(root):
         raise ValueError("backward_steps starts from one number: reduce the output first (.sum())")
     start = graph.get_gradient_edge(root).node
     order = graph.execution_order([start])
-    steps, arrived = [], {}
+    steps, arrived, sent = [], {}, []
     seed = np.ones(root.shape, root.detach().numpy().dtype)
     for i, (node, grad) in enumerate(graph.propagate(order, [start], [seed])):
+        done = [step.node for step in steps]
         arrived[node] = grad
-        steps.append(BackwardStep(i, node, grad, dict(arrived)))
+        sending = _sends(node, grad)
+        steps.append(BackwardStep(i, node, grad, dict(arrived), sent=list(sent),
+                                  sending=sending, waiting=_buffers(sent, set(done) | {node}),
+                                  done=done))
+        sent.extend(sending)
     return steps
 
 

@@ -22,7 +22,8 @@ def _show(output, obj):
 
 def backward_stepper(root, names=None, view="tensors"):
     """Step through ``root.backward()`` node by node: the node being processed is orange,
-    finished ones green, and each box shows the gradient that has reached it so far.
+    finished ones green, each box shows the gradient that has reached it so far, and each
+    edge the gradient sent back along it.
     Nothing is changed: no ``.grad`` is written and the graph is not freed."""
     steps = backward_steps(root)
     slider = widgets.IntSlider(value=0, min=0, max=len(steps), description="step",
@@ -42,8 +43,7 @@ def backward_stepper(root, names=None, view="tensors"):
             return
         step = steps[k - 1]
         caption.value = step.describe(names)
-        _show(picture, draw_graph(root, names, view=view, highlight=step.node,
-                                  done=[s.node for s in steps[:k - 1]], grads=step.arrived))
+        _show(picture, draw_graph(root, names, view=view, step=step))
 
     back.on_click(lambda _: setattr(slider, "value", max(0, slider.value - 1)))
     forward.on_click(lambda _: setattr(slider, "value", min(len(steps), slider.value + 1)))
