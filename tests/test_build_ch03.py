@@ -17,9 +17,10 @@ def push_gradients():
     return solution("03", "push_gradients")
 
 
-def newest_first_walk(add=True, run_leaves=False, order=None):
+def newest_first_walk(add=True, run_leaves=False, order=None, in_place=False):
     """A walk over graph.execution_order: right with the defaults; ``add=False`` overwrites
-    a buffer, ``run_leaves=True`` runs AccumulateGrad itself, ``order`` reorders."""
+    a buffer, ``run_leaves=True`` runs AccumulateGrad itself, ``order`` reorders,
+    ``in_place=True`` adds into the array that arrived."""
     def walk(root, grad):
         nodes = graph.execution_order([root])
         if order is not None:
@@ -35,7 +36,11 @@ def newest_first_walk(add=True, run_leaves=False, order=None):
                     node.apply(total)
                 continue
             for (nxt, _), g in zip(node.next_functions, node.apply(total)):
-                if nxt is not None and g is not None:
+                if nxt is None or g is None:
+                    continue
+                if in_place and nxt in buffers:
+                    buffers[nxt] += g
+                else:
                     buffers[nxt] = buffers[nxt] + g if add and nxt in buffers else g
         return arrived
     return walk
@@ -72,6 +77,7 @@ def test_a_reference_walk_over_minigrads_order_passes():
     (newest_first_walk(order=lambda nodes: nodes[::-1]), ["received no gradient"]),
     (newest_first_walk(order=lambda nodes: nodes[:-1]), ["received no gradient"]),
     (lambda root, grad: [root], ["returned list", "dict"]),
+    (newest_first_walk(in_place=True), ["read-only", "a new array"]),
 ])
 def test_a_wrong_walk_fails_with_what_to_fix(wrong, words):
     result = teach.check_piece("engine", wrong)

@@ -223,3 +223,17 @@ def test_the_checks_keep_the_random_state():
     teach.check_piece("unbroadcast", solution("05", "sum_to"))
     teach.check_piece("matmul_backward", solution("05", "mm_backward"))
     assert mg.rand(3).tolist() == expected
+
+
+def test_a_sum_to_that_changes_the_dtype_or_returns_a_tensor_is_told_so():
+    def in_float64(grad, shape):
+        out = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+        for axis, size in enumerate(shape):
+            if size == 1 and out.shape[axis] != 1:
+                out = out.sum(axis=axis, keepdims=True)
+        return out.astype(np.float64)
+
+    result = teach.check_piece("unbroadcast", in_float64)
+    assert not result and "float64 numbers for a float32 gradient" in result.message
+    result = teach.check_piece("unbroadcast", lambda grad, shape: mg.tensor(grad))
+    assert not result and "returned a Tensor; return a numpy array" in result.message

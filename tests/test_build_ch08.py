@@ -164,3 +164,29 @@ def test_the_check_leaves_the_random_state_alone(SGD):
     mg.manual_seed(5)
     teach.check_piece("sgd", SGD)
     assert mg.equal(mg.rand(3), want)
+
+
+def test_an_sgd_that_adds_weight_decay_into_grad_is_caught(SGD):
+    """g = p.grad; g += wd * p changes .grad itself: with gradients accumulating (chapter 9)
+    the decay would leak into later steps."""
+    class DecayIntoGrad(SGD):
+        def step(self):
+            with mg.no_grad():
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        if p.grad is None:
+                            continue
+                        g = p.grad
+                        if group["weight_decay"]:
+                            g += group["weight_decay"] * p
+                        if group["momentum"]:
+                            state = self.state[p]
+                            if "momentum_buffer" not in state:
+                                state["momentum_buffer"] = g.clone()
+                            else:
+                                state["momentum_buffer"].mul_(group["momentum"]).add_(g)
+                            g = state["momentum_buffer"]
+                        p.add_(g, alpha=-group["lr"])
+    result = teach.check_piece("sgd", DecayIntoGrad)
+    assert not result
+    assert "step() changed w.grad" in result.message and "leaves it alone" in result.message

@@ -112,8 +112,32 @@ def check_piece(name, obj):
     except Exception as error:  # the learner's code: report where it failed, never crash
         return CheckResult(False, f"{piece.defines} raised {type(error).__name__}: {error}"
                                   f"{_where(error)}")
+    elsewhere = _defined_elsewhere(obj)
+    note = ("" if not elsewhere else
+            f" One thing: it uses {', '.join(elsewhere)}, defined in another cell; chapter 10 "
+            "runs this cell on its own, so define what it needs inside this cell too.")
     return CheckResult(True, f"{piece.defines} plugged into minigrad gives the same results "
-                             f"as minigrad's own on {passed}.")
+                             f"as minigrad's own on {passed}.{note}")
+
+
+def _defined_elsewhere(obj):
+    """The functions and classes of the notebook (``__main__``) that ``obj`` (a function, or
+    a class's own methods) reads as globals: chapter 10's payoff will not have them."""
+    import inspect
+    if inspect.isclass(obj):
+        functions = [getattr(f, "__func__", f) for f in vars(obj).values()]
+    else:
+        functions = [obj]
+    found = []
+    for function in functions:
+        if not inspect.isfunction(function):
+            continue
+        for name, value in inspect.getclosurevars(function).globals.items():
+            if (value is not obj and getattr(value, "__module__", None) == "__main__"
+                    and (inspect.isfunction(value) or inspect.isclass(value))
+                    and name not in found):
+                found.append(name)
+    return found
 
 
 def _where(error):
@@ -128,23 +152,39 @@ def _where(error):
 
 # ------------------------------------------------------------------ chapter 10's payoff
 
-# What a build cell may use without importing it (the notebooks import these first).
-PRELUDE = "import math\nimport numpy as np\nimport minigrad as mg\nfrom minigrad import nn\n"
+# What a build cell may use without importing it (the notebooks import these first); the
+# cells of a notebook that only import run before its build cells too.
+PRELUDE = ("import math\nimport numpy as np\nimport minigrad as mg\n"
+           "from minigrad import nn, optim, teach\nfrom minigrad.nn import functional as F\n"
+           "from minigrad.ops.op import Op\n")
+
+
+def _only_imports(source):
+    """Is this cell nothing but import statements (a notebook's imports)?"""
+    import ast
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(isinstance(node, (ast.Import, ast.ImportFrom)) for node in body)
 
 
 def my_pieces(folder=".", verbose=True):
     """The pieces written in the saved notebooks of ``folder``: each build cell runs on its
-    own (after ``PRELUDE``), and each piece it defines is checked. Returns ``{name: piece}``
+    own (after ``PRELUDE`` and its notebook's import cells), and each piece it defines is
+    checked. Returns ``{name: piece}``
     for those that pass, ready for ``use(**my_pieces())``; prints one line per piece."""
     written = {}
     for notebook in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb")):
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        imports = "\n".join(source for source in code if _only_imports(source))
         for cell in cells:
             if "build" in cell.get("metadata", {}).get("tags", []):
                 names = {"__name__": "__build__"}
-                source = "".join(cell["source"])
+                source = "\n".join([PRELUDE, imports, "".join(cell["source"])])
                 try:
-                    exec(compile(PRELUDE + source, f"<{notebook.name}>", "exec"), names)
+                    exec(compile(source, f"<{notebook.name}>", "exec"), names)
                 except Exception as error:  # a cell that does not run yet: left out below
                     names = {"__error__": f"{type(error).__name__}: {error}"}
                 written[notebook.name[:2]] = written.get(notebook.name[:2], {}) | names

@@ -267,7 +267,16 @@ def _compare_walks(push_gradients, text, build):
     root = loss.grad_fn
     fresh_order = graph.execution_order([root])
     with _counting_runs() as runs:
-        arrived = push_gradients(root, np.ones(loss.shape))
+        try:
+            arrived = push_gradients(root, np.ones(loss.shape))
+        except ValueError as error:
+            if "read-only" not in str(error):
+                raise
+            raise Mismatch(f"on the graph {text!r}, adding into a gradient that arrived "
+                           "raised ValueError: output array is read-only. A node may send the "
+                           "very same array to two nodes (AddBackward0 does), so an arrived "
+                           "gradient is not yours to change: make each buffer's sum a new "
+                           "array.") from None
     if not isinstance(arrived, dict):
         raise Mismatch(f"it returned {type(arrived).__name__}; return a dict "
                        "{node: the total gradient that reached it}")

@@ -158,6 +158,13 @@ def _compare_sum_to(sum_to, grad, shape, label):
     call = f"sum_to(grad of shape {grad.shape}, {shape}) ({label})"
     if got is None:
         raise Mismatch(f"{call} returned None; return the summed gradient.")
+    if not isinstance(got, (np.ndarray, np.generic)):
+        raise Mismatch(f"{call} returned a {type(got).__name__}; return a numpy array (the "
+                       "engine's gradients are numpy arrays: use numpy's sum on grad).")
+    if got.dtype != grad.dtype:
+        raise Mismatch(f"{call} returned {got.dtype} numbers for a {grad.dtype} gradient; "
+                       "keep grad's dtype (summing an array keeps it; a new array of zeros "
+                       "takes float64 unless told otherwise).")
     if not np.array_equal(grad, before):
         raise Mismatch(f"{call} changed grad itself; leave it as it is (another input may "
                        "receive the same array) and return a new one.")

@@ -241,6 +241,7 @@ def _sgd_trajectory(sgd_class, case, seed):
                                "requires grad; the update must not be recorded.") from None
             raise
         _same_tensors(optimizer, params, originals, label, step)
+        _grads_unchanged(params, grads, label, step)
         what = (" (zero_grad() ran, then step() without a backward: no parameter has a "
                 "gradient)" if step == _SKIPPED_STEP else "")
         for name, p in params.items():
@@ -260,6 +261,21 @@ def _sgd_trajectory(sgd_class, case, seed):
             raise Mismatch(f"{label}, step {step}{what}: parameter {name} is {_show(got)}; "
                            f"expected {_show(want)}.{hint}")
         _compare_buffers(optimizer, own, params, own_params, label, step)
+
+
+def _grads_unchanged(params, grads, label, step):
+    """step() reads each .grad and leaves it as it was: backward() adds into it, so a
+    changed .grad would leak into later steps whenever gradients accumulate."""
+    for name, p in params.items():
+        before, now = grads[name], p.grad
+        if before is None or now is None:
+            continue
+        if not np.array_equal(now.detach().numpy(), before):
+            raise Mismatch(f"{label}, step {step}: step() changed {name}.grad from "
+                           f"{_show(before)} to {_show(now.detach().numpy())}. Hint: step() "
+                           "reads the gradient and leaves it alone; compute weight decay and "
+                           "momentum in a new tensor (backward() keeps adding into .grad, and "
+                           "a changed .grad would leak into the next steps).")
 
 
 def _group_settings(settings, two_groups, name):
