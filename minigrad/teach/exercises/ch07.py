@@ -235,8 +235,9 @@ def _backward_hint(got, upstream, softmax, dim):
                         "received (self.dim = dim) and sum along it.")
     if close(upstream + softmax * upstream.sum(axis=dim, keepdims=True)):
         return " Check the sign of the second term."
-    return (" Hint: backward gets the saved log-probabilities; exp of them is the softmax. "
-            "Differentiate log p_c = z_c - log sum_j exp(z_j) by z_k.")
+    return (" Hint: the softmax is exp of the log-probabilities (or of the logits, shifted "
+            "and normalized, if you saved those). Differentiate log p_c = z_c - log sum_j "
+            "exp(z_j) by z_k.")
 
 
 def _compare_case(op_class, values, dim, rng, chapter=False):
