@@ -1,9 +1,11 @@
 """Chapter 11's exercise checks accept right answers and reject wrong, missing and odd ones,
 each with a hint that does not give the solution away, and never raise."""
 
+import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad import teach
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch11
 
@@ -162,3 +164,131 @@ def test_checks_leave_grad_mode_on():
     for cls in (HypotOneGradient, HypotWrongForward, Softplus):
         ch11.check_hypot(cls)
     assert mg.is_grad_enabled()
+
+
+# ----------------------------------------------------------------------------- exercise 3
+
+def tape_gradient(w, micro_batches):
+    """The notebook's answer: a fresh tape per micro-batch, the gradients added by hand."""
+    total = None
+    for x, y in micro_batches:
+        with teach.GradientTape() as tape:
+            loss = ((x @ w - y) ** 2).mean()
+        grad = tape.gradient(loss, w)
+        total = grad if total is None else total + grad
+    return total
+
+
+def one_persistent_tape(w, micro_batches):
+    with teach.GradientTape(persistent=True) as tape:
+        losses = [((x @ w - y) ** 2).mean() for x, y in micro_batches]
+    return sum(tape.gradient(loss, w) for loss in losses)
+
+
+def one_tape_for_the_sum(w, micro_batches):
+    with teach.GradientTape() as tape:
+        total = sum(((x @ w - y) ** 2).mean() for x, y in micro_batches)
+    return tape.gradient(total, w)
+
+
+def with_autograd_grad(w, micro_batches):
+    """PyTorch's own "return, don't store" is fine too: w.grad stays None."""
+    return sum(mg.autograd.grad(((x @ w - y) ** 2).mean(), w)[0] for x, y in micro_batches)
+
+
+def non_persistent_tape_twice(w, micro_batches):
+    with teach.GradientTape() as tape:
+        losses = [((x @ w - y) ** 2).mean() for x, y in micro_batches]
+    return sum(tape.gradient(loss, w) for loss in losses)
+
+
+def forgot_to_add(w, micro_batches):
+    for x, y in micro_batches:
+        with teach.GradientTape() as tape:
+            loss = ((x @ w - y) ** 2).mean()
+        grad = tape.gradient(loss, w)
+    return grad
+
+
+def first_only(w, micro_batches):
+    return forgot_to_add(w, micro_batches[:1])
+
+
+def averaged(w, micro_batches):
+    return tape_gradient(w, micro_batches) / len(micro_batches)
+
+
+def used_backward(w, micro_batches):
+    for x, y in micro_batches:
+        ((x @ w - y) ** 2).mean().backward()
+    return w.grad
+
+
+def loss_outside_the_block(w, micro_batches):
+    total = 0
+    for x, y in micro_batches:
+        loss = ((x @ w - y) ** 2).mean()
+        with teach.GradientTape() as tape:
+            pass
+        total = total + tape.gradient(loss, w)
+    return total
+
+
+def only_two_batches(w, micro_batches):
+    return tape_gradient(w, micro_batches[:2])
+
+
+@pytest.mark.parametrize("answer", [tape_gradient, one_persistent_tape, one_tape_for_the_sum,
+                                    with_autograd_grad])
+def test_tape_accumulation_right_answers(answer):
+    result = ch11.check_tape_accumulation(answer)
+    assert result and repr(result).startswith("✓")
+
+
+def test_tape_accumulation_equals_grad_accumulation():
+    """What the check compares with: .grad after one backward() per micro-batch."""
+    batches = ch11._micro_batches(np.random.default_rng(0), 2)
+    w = mg.tensor(ch11.TAPE_W, requires_grad=True)
+    np.testing.assert_allclose(tape_gradient(w, batches).numpy(),
+                               ch11.accumulated_grad(batches), rtol=1e-6)
+    assert w.grad is None
+
+
+@pytest.mark.parametrize("answer, words", [
+    (non_persistent_tape_twice, ["twice", "persistent=True"]),
+    (forgot_to_add, ["one micro-batch only", "add them up"]),
+    (first_only, ["one micro-batch only"]),
+    (averaged, ["average", "without dividing"]),
+    (used_backward, ["w.grad", "stay None"]),
+    (loss_outside_the_block, ["outside", "with block"]),
+    (only_two_batches, ["3 micro-batches"]),
+])
+def test_tape_accumulation_wrong_answers_get_their_hint(answer, words):
+    result = ch11.check_tape_accumulation(answer)
+    assert not result and repr(result).startswith("✗")
+    for word in words:
+        assert word in result.message, (word, result.message)
+
+
+@pytest.mark.parametrize("answer", [None, MISSING, ..., 3, "tape_gradient",
+                                    lambda w, batches: [1.0, 2.0],
+                                    lambda w, batches: None,
+                                    lambda w, batches: 1 / 0])
+def test_tape_accumulation_non_answers_without_raising(answer):
+    assert not ch11.check_tape_accumulation(answer)
+
+
+def test_tape_accumulation_hints_do_not_give_the_answer():
+    batches = ch11._micro_batches(np.random.default_rng(31), 2)
+    right = ch11.accumulated_grad(batches)
+    for answer in (forgot_to_add, averaged, used_backward, lambda w, b: w * 0):
+        message = ch11.check_tape_accumulation(answer).message
+        assert not any(f"{value:.4f}" in message for value in right), message
+
+
+def test_tape_accumulation_leaves_grad_mode_and_random_state():
+    state = mg.default_generator.get_state()
+    for answer in (tape_gradient, non_persistent_tape_twice, used_backward):
+        ch11.check_tape_accumulation(answer)
+    assert mg.is_grad_enabled()
+    assert mg.default_generator.get_state() == state

@@ -1,5 +1,5 @@
-"""Chapter 5 exercises: broadcast shapes and gradients that add when a tensor is used several
-times; the build exercises: the backward of broadcasting (``sum_to``) and of a matrix product
+"""Chapter 5 exercises: broadcast shapes, gradients that add when a tensor is used several
+times, and a vector-Jacobian product (``backward(gradient=v)``); the build exercises: the backward of broadcasting (``sum_to``) and of a matrix product
 (``mm_backward``).
 
 Every check computes the right answer itself with minigrad (a forward pass and
@@ -20,7 +20,7 @@ from ...ops import formulas, linalg
 from ..build import Mismatch, Piece, register
 from ..checks import MISSING, CheckResult, check, keeps_random_state
 
-__all__ = ["check_broadcast_shape", "check_gradients_add"]
+__all__ = ["check_broadcast_shape", "check_gradients_add", "check_vjp"]
 
 _NO_ANSWER = ("no answer yet. Write your code in the cell above and run it, then run this "
               "check again.")
@@ -77,6 +77,64 @@ def check_gradients_add(answer):
                  hint="count every place w is used. Each use of w in a product sends back "
                       "the product of the other factors; the use in 4 * w sends back 4. "
                       "Add them, element by element.")
+
+
+# ------------------------------------------------------------------ exercise 3
+
+VJP_X = [1.0, 2.0, -1.0]
+VJP_M = [[2.0, 0.0, 1.0], [1.0, 3.0, 0.0], [0.0, -1.0, 1.0]]
+VJP_V = [1.0, 0.0, -2.0]   # the number y[0] - 2 * y[2]: v weights the outputs
+
+
+def vjp_function(x):
+    """The exercise's function: y = (M @ x) * x, each y[i] depends on every x[j]."""
+    return (tensor(VJP_M) @ x) * x
+
+
+def vjp_parts():
+    """(vᵀJ, Jv, 1ᵀJ, J) at VJP_X for VJP_V, J computed by minigrad's jacobian."""
+    J = mg.autograd.functional.jacobian(vjp_function, tensor(VJP_X)).numpy()
+    v = np.array(VJP_V)
+    return v @ J, J @ v, J.sum(axis=0), J
+
+
+def _vjp_hint(got, parts):
+    """A hint for a wrong answer of the right shape, naming the slip without the answer."""
+    _, jv, ones_j, J = parts
+    v = np.array(VJP_V)
+    if _close(got, jv):
+        return ("this is J v, the Jacobian times v as a column. backward computes vᵀ J: v "
+                "weights the outputs y[i] (the rows of J), and the result has one entry per "
+                "input x[j].")
+    if _close(got, ones_j):
+        return ("this is the gradient of y.sum(): every output weighted by 1, the v of "
+                "y.sum().backward(). Which weight does each y[i] get in y[0] - 2 * y[2]?")
+    if _close(got, v * ones_j) or _close(got, v * np.diag(J)):
+        return ("multiplying v into a gradient element by element is right only when each "
+                "y[i] depends on x[i] alone (a diagonal J, as for x * x). Here y[i] depends "
+                "on every x[j]: pass v to backward instead.")
+    return ("build v, one weight per output y[i], and pass it as "
+            "y.backward(gradient=v); x.grad is then vᵀ J.")
+
+
+def check_vjp(answer):
+    """Exercise 3: the gradient of y[0] - 2 * y[2] for y = (M @ x) * x, i.e. vᵀJ for
+    v = [1, 0, -2], at x = [1, 2, -1]."""
+    name = "vᵀJ"
+    if answer is MISSING or answer is None or answer is Ellipsis:
+        return CheckResult(False, f"{name}: {_NO_ANSWER}")
+    parts = vjp_parts()
+    result = check(name, answer, parts[0])
+    if result:
+        return result
+    if "has shape" in result.message:
+        return CheckResult(False, f"{result.message} Hint: vᵀJ has one entry per input x[j], "
+                                  "like x.grad.")
+    if "is not right yet" not in result.message:
+        return result  # text, or not a number: check says which
+    got = np.asarray(answer.detach().numpy() if isinstance(answer, mg.Tensor) else answer,
+                     dtype=float)
+    return CheckResult(False, f"{result.message} Hint: {_vjp_hint(got, parts)}")
 
 
 # ------------------------------------------------------------------ build: shared helpers

@@ -1,4 +1,5 @@
-"""Chapter 11 exercises: custom ``autograd.Function``s, and what PyTorch prints.
+"""Chapter 11 exercises: custom ``autograd.Function``s, what PyTorch prints, and gradient
+accumulation written with a ``GradientTape`` (TensorFlow's design).
 
 Each check runs the learner's class (or takes the learner's prediction), computes the right
 answer itself with minigrad and compares. The learner's code may raise anything: a check
@@ -24,7 +25,7 @@ from ..build import Mismatch, Piece, _where, register
 from ..checks import CheckResult, check
 from ..checks import no_answer as _missing, one_number as _one_number
 
-__all__ = ["check_hypot", "check_prediction"]
+__all__ = ["check_hypot", "check_prediction", "check_tape_accumulation"]
 
 SOFTPLUS_INPUTS = [-4.0, -0.5, 0.0, 0.7, 3.0]
 SOFTPLUS_UPSTREAM = [0.5, -1.0, 2.0, 1.0, 3.0]   # not all ones: backward must use grad_output
@@ -174,6 +175,110 @@ def check_prediction(y_value, x_grad):
     summary = ("both right!" if passed
                else f"{sum(map(bool, results))} of {len(results)} parts right so far.")
     return CheckResult(passed, f"Exercise 2: {summary}\n" + "\n".join(lines))
+
+
+# --------------------------------------------------------------------------- exercise 3
+
+TAPE_W = [0.5, -1.0, 2.0]   # the weights every micro-batch's loss is taken at
+
+
+def tape_loss(w, x, y):
+    """The exercise's loss of one micro-batch: the mean squared error of x @ w."""
+    return ((x @ w - y) ** 2).mean()
+
+
+def _micro_batches(rng, count):
+    """``count`` micro-batches (x of shape (4, 3), y of shape (4,)), numbers not shown in
+    the chapter."""
+    return [(creation.tensor(rng.normal(size=(4, 3)).round(2).tolist()),
+             creation.tensor(rng.normal(size=4).round(2).tolist())) for _ in range(count)]
+
+
+def accumulated_grad(micro_batches):
+    """PyTorch's way: one ``backward()`` per micro-batch; ``.grad`` adds them up."""
+    w = creation.tensor(TAPE_W, requires_grad=True)
+    for x, y in micro_batches:
+        tape_loss(w, x, y).backward()
+    return w.grad.numpy()
+
+
+def _each_grad(micro_batches):
+    """The gradient of each micro-batch's loss alone."""
+    return [accumulated_grad([batch]) for batch in micro_batches]
+
+
+def _as_numbers(value):
+    """A tensor, array or list as a float array; None for anything else."""
+    try:
+        if isinstance(value, Tensor):
+            return value.detach().numpy().astype(float)
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+def _tape_failed(name, error):
+    """A failing result for an error the learner's function raised."""
+    from ..tape import ONE_SET_ONLY
+    if ONE_SET_ONLY in str(error):
+        return CheckResult(False, f"{name}: a tape was asked for gradients twice. Hint: a "
+                                  "GradientTape gives one set of gradients, then it is spent "
+                                  "(unless persistent=True): record each micro-batch on a "
+                                  "tape of its own.")
+    if isinstance(error, TypeError) and "NoneType" in str(error):
+        return CheckResult(False, f"{name} raised TypeError: {error}. Hint: tape.gradient "
+                                  "returns None for a loss computed outside its with block: "
+                                  "compute the loss inside it.")
+    return _raised(name, error)
+
+
+def _tape_hint(got, want, each):
+    """What a wrong sum most likely is, without the right numbers."""
+    if any(_close(got, g) for g in each):
+        return ("that is the gradient of one micro-batch only. A tape returns each "
+                "gradient and stores nothing: add them up yourself.")
+    if _close(got, want / len(each)):
+        return ("that is the average. Several backward() calls add into w.grad: add the "
+                "returned gradients, without dividing.")
+    return ("compute each micro-batch's loss inside a tape's with block, ask that tape for "
+            "the gradient with respect to w, and add the gradients.")
+
+
+def check_tape_accumulation(tape_gradient):
+    """Exercise 3: ``tape_gradient(w, micro_batches)`` adds up the gradients that tapes
+    return, one micro-batch at a time; it must equal what ``.grad`` accumulates over one
+    ``backward()`` per micro-batch, and leave ``w.grad`` as it was (None)."""
+    name = "tape_gradient"
+    if _missing(tape_gradient):
+        return _no_answer(name)
+    if not callable(tape_gradient):
+        return CheckResult(False, f"{name}: expected a function, def tape_gradient(w, "
+                                  f"micro_batches): ..., got {type(tape_gradient).__name__}.")
+    rng = np.random.default_rng(31)
+    for count in (2, 3):
+        batches = _micro_batches(rng, count)
+        want, each = accumulated_grad(batches), _each_grad(batches)
+        shown = f"{name}(w, micro_batches) with {count} micro-batches"
+        w = creation.tensor(TAPE_W, requires_grad=True)
+        try:
+            got = tape_gradient(w, batches)
+        except Exception as error:  # the learner's code
+            return _tape_failed(shown, error)
+        if w.grad is not None:
+            return CheckResult(False, f"{shown}: w.grad was filled in; it must stay None. "
+                                      "Hint: backward() stores into w.grad; a tape returns "
+                                      "the gradient instead. Use teach.GradientTape.")
+        if got is None:
+            return CheckResult(False, f"{shown} returned None: return the summed gradient.")
+        numbers = _as_numbers(got)
+        if numbers is None or numbers.shape != want.shape:
+            return CheckResult(False, f"{shown} returned {checks._describe(got)}: expected "
+                                      f"a gradient of w's shape {tuple(w.shape)}.")
+        if not _close(numbers, want):
+            return CheckResult(False, f"{shown}: not right yet. Hint: "
+                                      f"{_tape_hint(numbers, want, each)}")
+    return CheckResult(True, f"{name}: correct! With 2 and with 3 micro-batches it equals "
+                             "what backward() accumulates in w.grad, and w.grad stayed None.")
 
 
 # ---------------------------------------------------------------- build: Softplus
