@@ -10,8 +10,11 @@ puts it in the place of ``minigrad.ops.arithmetic.MulBackward0``, which ``Tensor
 looks up at every product.
 """
 
+import html
 import numbers
+import re
 
+import graphviz
 import numpy as np
 
 from ... import autograd, creation, dtypes
@@ -20,9 +23,12 @@ from ...ops import Op, arithmetic
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
 from ..checks import CheckResult, keeps_random_state
-from ..checks import no_answer as _no_answer
+from ..drawing import INSTALL_HINT
+from ..checks import all_parts as _all_parts
+from ..checks import no_answer as _no_answer, one_number as _one_number
 
-__all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes"]
+__all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes",
+           "check_dynamic_graph", "side_by_side"]
 
 NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, then run this "
              "check again.")
@@ -204,6 +210,157 @@ def check_count_nodes(count_nodes):
         return CheckResult(False, f"{name} on {description}: you count {got}, the graph has "
                                   f"{want} nodes. Hint: {hint}")
     return CheckResult(True, f"{name}: correct on all {len(cases)} graphs!")
+
+
+# ---------------------------------------------------------------- define-by-run: exercise 4
+
+def grow_then_sum(x):
+    """The section's function (the notebook defines the same): double ``x`` until its length
+    reaches 10, then sum, made positive. The loop and the ``if`` depend on the numbers."""
+    y = x * 2
+    while y.norm() < 10:
+        y = y * 2
+    total = y.sum()
+    if total > 0:
+        return total
+    return -total
+
+
+DYNAMIC_QUIZ_INPUT = [0.5, -1.0]  # exercise 4's x: not one the notebook runs
+
+
+def dynamic_quiz_answer():
+    """(node count, x.grad as a list) for exercise 4's input, worked out by minigrad."""
+    x = creation.tensor(DYNAMIC_QUIZ_INPUT, requires_grad=True)
+    out = grow_then_sum(x)
+    nodes = count_nodes_reference(out)
+    out.backward()
+    return nodes, x.grad.tolist()
+
+
+def _as_floats(answer):
+    """A gradient answer (list, array, tensor of numbers) as a flat list of floats, or None."""
+    if isinstance(answer, (str, bytes)) or _no_answer(answer):
+        return None
+    try:
+        if hasattr(answer, "detach"):
+            answer = answer.detach()
+        if hasattr(answer, "numpy"):
+            answer = answer.numpy()
+        return [float(v) for v in np.asarray(answer, dtype=float).reshape(-1)]
+    except (TypeError, ValueError):
+        return None
+
+
+def _nodes_message(nodes, want):
+    name = "nodes"
+    if _no_answer(nodes):
+        return CheckResult(False, f"{name}: {NO_ANSWER}")
+    count = _one_number(nodes)
+    if isinstance(count, bool) or not isinstance(count, numbers.Real) or count != int(count):
+        return CheckResult(False, f"{name}: expected a whole number of nodes, got {nodes!r}.")
+    if count == want:
+        return CheckResult(True, f"{name}: correct! the graph of this call has {want} nodes.")
+    if count > want:
+        hint = ("you count more than the output's history: y.norm() and the comparisons ran, "
+                "but the output was not computed from their results, so the walk from "
+                "out.grad_fn never meets them; and count each doubling once.")
+    else:
+        hint = ("some nodes are missing: follow the loop by hand (how many times does y double "
+                "before its length reaches 10?), every product that ran is a node, the branch "
+                "the if took may add one, and x has its AccumulateGrad.")
+    return CheckResult(False, f"{name}: {int(count)} is not right yet. Hint: {hint}")
+
+
+def _grad_message(grad, want):
+    name = "grad"
+    if _no_answer(grad):
+        return CheckResult(False, f"{name}: {NO_ANSWER}")
+    got = _as_floats(grad)
+    if got is None or len(got) != len(want):
+        return CheckResult(False, f"{name}: expected x.grad, {len(want)} numbers (a list or "
+                                  f"the tensor itself), got {grad!r}.")
+    if np.allclose(got, want):
+        return CheckResult(True, f"{name}: correct!")
+    if np.allclose(got, [-v for v in want]):
+        hint = "the size is right, the sign is not: which branch of the if ran for this x?"
+    elif all(g * w > 0 for g, w in zip(got, want)):
+        hint = ("the sign is right, the size is not: the output is a sum of x times 2 for "
+                "every product that ran; count them, the first x * 2 included.")
+    else:
+        hint = ("out is a sum of the elements of x times a power of 2, maybe negated: count the "
+                "doublings that ran for this x, and see which branch of the if ran.")
+    return CheckResult(False, f"{name}: {got} is not right yet. Hint: {hint}")
+
+
+def check_dynamic_graph(nodes, grad):
+    """Exercise 4: for ``x = tensor(DYNAMIC_QUIZ_INPUT)``, ``grow_then_sum(x)``'s backward
+    graph has ``nodes`` nodes (AccumulateGrad included), and backward leaves ``x.grad = grad``."""
+    want_nodes, want_grad = dynamic_quiz_answer()
+    return _all_parts("Exercise 4", [_nodes_message(nodes, want_nodes),
+                                     _grad_message(grad, want_grad)])
+
+
+# ---------------------------------------------------------------- two drawings side by side
+
+def _node_count(drawing):
+    """How many nodes ``drawing`` (a ``teach.draw_graph`` result) shows, from its listing."""
+    found = re.search(r"(\d+) nodes", drawing.listing)
+    return int(found.group(1)) if found else 0
+
+
+class SideBySide:
+    """Several drawings next to each other in one SVG image (an ``image/svg+xml`` output:
+    shown by JupyterLab, GitHub and the slides alike, no trusted HTML needed), each under a
+    caption that ends with its number of nodes; as text, each caption and its listing."""
+
+    GAP = 36      # points between two drawings
+    CAPTION = 22  # points above the drawings for the captions
+    CHAR = 7.5    # a generous width of one character of a caption, in points
+
+    def __init__(self, drawings):
+        self.drawings = {f"{caption} · {_node_count(drawing)} nodes": drawing
+                         for caption, drawing in dict(drawings).items()}
+
+    def __repr__(self):
+        return "\n\n".join(f"{caption}\n{drawing.listing}"
+                           for caption, drawing in self.drawings.items())
+
+    def svg(self):
+        """The combined SVG (raises graphviz.ExecutableNotFound without ``dot``)."""
+        parts, x, height = [], 0.0, 0.0
+        for caption, drawing in self.drawings.items():
+            svg = drawing.pipe(format="svg", encoding="utf-8")
+            svg = svg[svg.index("<svg"):]
+            width, tall = (float(v) for v in re.search(
+                r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+            svg = re.sub(r'<svg width="[\d.]+pt" height="[\d.]+pt"',
+                         f'<svg x="{x:g}" y="{self.CAPTION}" width="{width:g}" '
+                         f'height="{tall:g}"', svg, count=1)
+            parts.append(f'<text x="{x + 4:g}" y="15" font-family="Helvetica,sans-serif" '
+                         f'font-size="13" font-weight="bold">{html.escape(caption)}</text>')
+            parts.append(svg)
+            column = max(width, 8 + self.CHAR * len(caption))  # the caption may be wider
+            x, height = x + column + self.GAP, max(height, tall)
+        width, height = x - self.GAP, height + self.CAPTION
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" '
+                f'xmlns:xlink="http://www.w3.org/1999/xlink" width="{width:g}pt" '
+                f'height="{height:g}pt" viewBox="0 0 {width:g} {height:g}">\n'
+                + "\n".join(parts) + "\n</svg>\n")
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        bundle = {"text/plain": repr(self)}
+        try:
+            bundle["image/svg+xml"] = self.svg()
+        except graphviz.ExecutableNotFound:
+            bundle["text/plain"] += "\n" + INSTALL_HINT
+        return bundle
+
+
+def side_by_side(drawings):
+    """``{caption: teach.draw_graph(...)}`` shown next to each other, each caption on top with
+    the drawing's number of nodes added."""
+    return SideBySide(drawings)
 
 
 # ---------------------------------------------------------------- build: one op's node
