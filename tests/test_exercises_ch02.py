@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import minigrad as mg
+from minigrad import teach
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch02
 
@@ -281,7 +282,7 @@ def two_drawings():
         out = ch02.grow_then_sum(x)
         drawings[f"x = {values}"] = teach.draw_graph(out, names={"x": x}, view="grad_fn",
                                                      rankdir="TB", legend=False)
-    return ch02.side_by_side(drawings)
+    return teach.side_by_side(drawings)
 
 
 def test_side_by_side_text_has_each_caption_with_its_node_count():
