@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from ..ops import linalg
+from ..ops.op import saving_versions_of
 from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _wrap
@@ -198,7 +199,8 @@ def embedding(input, weight, padding_idx=None):
         bad = indices[(indices < 0) | (indices >= rows)].flat[0]
         raise IndexError(f"index out of range in self: index {bad} is not a row of the "
                          f"embedding's weight, whose {rows} rows go from 0 to {rows - 1}")
-    return EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx)
+    return saving_versions_of(
+        EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx), input)
 
 
 from .activations_more import (cosine_similarity, elu, hardtanh, kl_div, logsigmoid,  # noqa: E402

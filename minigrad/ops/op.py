@@ -28,11 +28,11 @@ broadcasting, ``formulas.sum_to``), so a formula never has to.
 
 import numpy as np
 
-from ..graph import (FREED_MESSAGE, Node, VersionCounter, _GradMode, _InPlace, _sequence,
-                     changed_error, changed_since, version_error)
+from ..graph import (FREED_MESSAGE, Node, VersionCounter, _GradMode, _sequence,
+                     changed_error, check_saved_versions, saved_version, version_error)
 from . import formulas
 
-__all__ = ["Op"]
+__all__ = ["Op", "saving_versions_of"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -49,10 +49,11 @@ class Op(Node):
     # sources: for each saved value, where it came from: an input's index, the op's own
     # output (_OUTPUT), or neither (None: an array forward computed, a constant).
     # tensors: the input Tensors whose arrays were saved (None for the others, so that an
-    # input nothing saved can be freed, as in PyTorch), for create_graph and the checks.
-    # versions: the version of each of those tensors when the op ran, and output_version
-    # the saved output's (counter, version).
-    __slots__ = ("shapes", "sources", "tensors", "versions", "output_version")
+    # input nothing saved can be freed, as in PyTorch), for create_graph.
+    # kept: graph.saved_version's (tensor, array, version) of each tensor whose memory a
+    # saved value is (or views), checked before backward; output_version the saved
+    # output's (counter, version); viewed, for a view op, (its input, version).
+    __slots__ = ("shapes", "sources", "tensors", "kept", "output_version", "viewed")
 
     twice_differentiable = True
     is_op = True
@@ -71,6 +72,15 @@ class Op(Node):
     def backward(self, grad, *saved):
         """The gradient of each input, from the output's gradient and the saved values."""
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+    def __init__(self, inputs, shapes):
+        """The node of an op that ``run`` did not compute (an in-place change made it:
+        ``fill_``, ``copy_``, ``x[key] = v``): ``inputs`` are its inputs' nodes, ``shapes``
+        their shapes. It saves nothing unless its own ``__init__`` says so."""
+        Node.__init__(self, inputs)
+        self.shapes = shapes
+        self.sources, self.tensors, self.kept = (), None, ()
+        self.output_version = self.viewed = None
 
     def save_for_backward(self, *values):
         """Keep ``values`` (inputs, the output, or other arrays forward computed): backward
@@ -113,7 +123,6 @@ class Op(Node):
         # needs_input_grad. (Node.__init__'s work, written out: this runs for every op.)
         op.inputs = _edges(tensors, cls.edge)
         op.seq = next(_sequence)
-        op.made_at = _InPlace.clock
         op.retained = None
         out = op.forward(*arrays, **options)
         if type(out) is not _ndarray:
@@ -126,19 +135,17 @@ class Op(Node):
 
     def _remember_saved(self, tensors, arrays, out, result):
         """Note where each saved value came from, keep the input tensors it belongs to and
-        their versions now (backward checks them: ``_check_versions``); a view shares its
+        their versions now (backward checks them: ``check_saved``); a view shares its
         input's version counter."""
-        kept = versions = None
+        self.output_version = self.viewed = None
         if self.is_view:
             base = tensors[0]
-            if not self.saved and len(tensors) == 1:  # (speed: t(), view(), expand, ...)
-                counter = result._version_counter = base._counter()
-                self.sources, self.tensors, self.versions = (), (base,), [counter._version]
+            counter = result._version_counter = base._counter()
+            self.viewed = (base, counter._version)
+            if not self.saved:  # (speed: t(), view(), expand, ...)
+                self.sources, self.tensors, self.kept = (), None, ()
                 return
-            result._version_counter = base._counter()
-            kept, versions = [None] * len(tensors), [0] * len(tensors)
-            kept[0], versions[0] = base, base._version_counter._version
-        sources = []
+        sources, kept, saved_inputs = [], [], None
         for value in self.saved:
             if value is out:  # the output is saved: remember its version too
                 counter = result._version_counter
@@ -149,44 +156,44 @@ class Op(Node):
                 continue
             i = _source(value, arrays)
             sources.append(i)
-            if i is not None and tensors[i] is not None:
-                if kept is None:
-                    kept, versions = [None] * len(tensors), [0] * len(tensors)
-                t = kept[i] = tensors[i]
-                counter = t._version_counter
-                versions[i] = 0 if counter is None else counter._version
+            if i is None:
+                i = _viewed_input(value, arrays)  # a view of an input: checked, a constant
+                if i is None or tensors[i] is None:
+                    continue
+            elif tensors[i] is not None:
+                if saved_inputs is None:
+                    saved_inputs = [None] * len(tensors)
+                saved_inputs[i] = tensors[i]
+            else:
+                continue
+            kept.append(saved_version(tensors[i]))
         self.sources = sources
-        self.tensors = kept  # None: no input saved
-        self.versions = versions
+        self.tensors = saved_inputs  # None: no input saved
+        self.kept = kept
 
-    def _check_versions(self):
+    def save_versions_of(self, *tensors):
+        """Tensors that are not inputs, whose arrays this op saved (index tensors, class
+        targets): changing one in place makes backward refuse too, as PyTorch's saved
+        tensors do. Call it on a recorded op (``result.grad_fn``)."""
+        if self.saved:
+            self.kept = [*self.kept, *[saved_version(t) for t in tensors if t is not None]]
+
+    def check_saved(self):
         """Raise PyTorch's error if a tensor this op saved was changed in place since (its
-        version moved; ``versions`` holds each input's version when the op ran), or got other
-        memory by ``x.data = ...``. For a view op: if the memory it views was changed in
-        place, the view's values changed but its graph did not (minigrad does not rebuild
-        it as PyTorch does), so backward through it refuses."""
-        if not self.saved and not self.is_view:
-            return
-        tensors, versions = self.tensors, self.versions
-        if self.is_view and tensors[0]._version != versions[0]:
-            raise changed_error(self, tensors[0]._data, "viewed")
-        for value, source in zip(self.saved, self.sources):
-            if source == _OUTPUT:
-                counter, then = self.output_version
-                if counter._version != then:
-                    raise version_error(self, value, counter._version, then, self)
-                continue
-            t = None if source is None or tensors is None else tensors[source]
-            if t is None:
-                # an array of a tensor that is not an input (NllLoss's targets), or one forward
-                # made: no version to check, so the clock of changed memory tells
-                if type(value) is _ndarray and changed_since(value, self.made_at):
-                    raise changed_error(self, value, "saved")
-                continue
-            if t._version != versions[source]:
-                raise version_error(self, t._data, t._version, versions[source], t._grad_fn)
-            if t._data is not value and changed_since(value, self.made_at):
-                raise changed_error(self, value, "saved")  # t.data = another tensor
+        version moved), or got other memory by ``x.data = ...``. For a view op: if the memory
+        it views was changed in place, the view's values changed but its graph did not
+        (minigrad does not rebuild it as PyTorch does), so backward through it refuses."""
+        if self.viewed is not None:
+            base, then = self.viewed
+            if base._version != then:
+                raise changed_error(self, base._data, "viewed")
+        if self.output_version is not None:
+            counter, then = self.output_version
+            if counter._version != then:
+                value = self.saved[self.sources.index(_OUTPUT)]
+                raise version_error(self, value, counter._version, then, self)
+        if self.kept:
+            check_saved_versions(self, self.kept)
 
     def _own_output(self, scalar):
         """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs
@@ -253,6 +260,17 @@ class Op(Node):
         if self.saved:
             self.saved = None
             self.tensors = None
+            self.kept = ()
+
+
+def saving_versions_of(result, *tensors):
+    """``result``, a Tensor an Op just made, whose op also checks the versions of
+    ``tensors`` (index tensors, masks, targets whose arrays it saved): see
+    ``Op.save_versions_of``."""
+    node = result._grad_fn
+    if node is not None:
+        node.save_versions_of(*tensors)
+    return result
 
 
 def _edges(tensors, edge):
@@ -285,6 +303,18 @@ def _shapes(arrays):
         a, b = arrays
         return (a.shape if type(a) is _ndarray else (), b.shape if type(b) is _ndarray else ())
     return tuple([a.shape if type(a) is _ndarray else () for a in arrays])
+
+
+def _viewed_input(value, arrays):
+    """The index of the input array whose memory ``value`` (a saved array that is no
+    input) views, or None."""
+    base = getattr(value, "base", None)
+    if base is None:
+        return None
+    for i, array in enumerate(arrays):
+        if type(array) is _ndarray and (base is array or base is array.base):
+            return i
+    return None
 
 
 def _source(value, arrays):
