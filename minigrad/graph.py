@@ -221,23 +221,34 @@ def changed_error(node, array, kept):
                                                node=node.name(), kept=kept))
 
 
-def saved_version(tensor):
-    """What a node keeps to check a tensor it saved: ``(tensor, its array, its version)``
-    (PyTorch's SavedVariable keeps the version too)."""
-    return tensor, tensor._data, tensor._version
+def saved_version(tensor, array=0):
+    """What a node keeps to check a tensor whose values it saved: ``(counter, version,
+    tensor, array)``, the tensor's version counter and version now (PyTorch's SavedVariable
+    keeps them too) and its array (``array=None``: a node's own output, whose array is not
+    checked: the node must not keep its output tensor alive)."""
+    counter = tensor._counter()
+    if array is None:
+        return counter, counter._version, None, tensor._data
+    return counter, counter._version, tensor, tensor._data
 
 
 def check_saved_versions(node, kept):
-    """Raise if a tensor ``node`` saved (``kept``: ``saved_version``'s triples) was changed
+    """Raise if a tensor ``node`` saved (``kept``: ``saved_version``'s entries) was changed
     in place since (its version moved: PyTorch's error), or was handed other memory by
     ``x.data = ...`` (PyTorch's node would read the new values; minigrad saved the old
     array, so it refuses rather than give the old values' gradient)."""
-    for tensor, array, then in kept:
-        now = tensor._version
-        if now != then:
-            raise version_error(node, tensor._data, now, then, tensor._grad_fn)
-        if tensor._data is not array:
-            raise changed_error(node, array, "saved")
+    for counter, then, tensor, array in kept:
+        if counter._version != then or (tensor is not None and tensor._data is not array):
+            raise _saved_changed_error(node, counter, then, tensor, array)
+
+
+def _saved_changed_error(node, counter, then, tensor, array):
+    """The error for one of ``check_saved_versions``' entries that changed."""
+    if counter._version == then:
+        return changed_error(node, array, "saved")  # x.data = another tensor
+    if tensor is None:  # the node's output
+        return version_error(node, array, counter._version, then, node)
+    return version_error(node, tensor._data, counter._version, then, tensor._grad_fn)
 
 
 def saved_output_is(node, out, array, counter):
@@ -250,8 +261,10 @@ def saved_output_is(node, out, array, counter):
         return
     if any(item is out for item in node.saved):
         node.saved = tuple(array if item is out else item for item in node.saved)
-        if getattr(node, "output_version", None) is not None:  # an Op: the version it expects
-            node.output_version = (counter, counter._version)
+        kept = getattr(node, "kept", None)
+        if kept:  # an Op: check the tensor's version from now on
+            node.kept = [(counter, counter._version, None, array) if entry[3] is out else entry
+                         for entry in kept]
 
 
 class Node:

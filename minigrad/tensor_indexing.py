@@ -235,7 +235,7 @@ def _unchanged_view_nodes(tensors):
     for t in tensors:
         node = t._grad_fn
         viewed = getattr(node, "viewed", None)
-        if viewed is not None and viewed[0]._version == viewed[1]:
+        if viewed is not None and viewed[0]._version == viewed[1]:  # (counter, version, ...)
             nodes.append(node)
     return nodes
 

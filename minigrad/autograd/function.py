@@ -13,8 +13,7 @@ import functools
 import numpy as np
 
 from .. import graph
-from ..graph import (Node, check_saved_versions, is_grad_enabled, no_grad, saved_version,
-                     version_error)
+from ..graph import Node, check_saved_versions, is_grad_enabled, no_grad, saved_version
 from ..tensor import Tensor, _edge, _wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -51,20 +50,13 @@ class _FunctionNode(Node):
     """The node of one call of a custom Function: wraps gradients in Tensors for the
     user's ``backward`` and unwraps what it returns."""
 
-    # kept: graph.saved_version's triple for each saved tensor but the output, whose
-    # (counter, version) is output_version (None: not saved): checked before backward.
-    __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources", "kept",
-                 "output_version")
+    # kept: graph.saved_version's entry for each saved tensor: checked before backward.
+    __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources", "kept")
     twice_differentiable = True
 
     def check_saved(self):
         """PyTorch's error if a tensor ``ctx.save_for_backward`` kept was changed in place
         since (or got other memory by ``x.data = ...``)."""
-        if self.output_version is not None:
-            counter, then = self.output_version
-            if counter._version != then:
-                array = self.saved[self.sources.index(_OUTPUT)][0]
-                raise version_error(self, array, counter._version, then, self)
         check_saved_versions(self, self.kept)
 
     def apply(self, grad):
@@ -193,12 +185,8 @@ class Function:
             node.shapes = [t._data.shape for t in tensors]
             node.tensors = tensors
             node.sources = [_source(t, returned, tensors) for t in to_save]
-            node.kept = [saved_version(t) for t, source in zip(to_save, node.sources)
-                         if t is not None and source != _OUTPUT]
-            node.output_version = None
-            if _OUTPUT in node.sources:
-                counter = output._counter()
-                node.output_version = (counter, counter._version)
+            node.kept = [saved_version(output, None) if source == _OUTPUT else saved_version(t)
+                         for t, source in zip(to_save, node.sources) if t is not None]
             ctx._node = node
             output._set_grad_fn(node)
         return output

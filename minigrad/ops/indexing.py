@@ -171,7 +171,7 @@ class AsStridedBackward0(Op):
         super().__init__(inputs, (shape,))
         self.path = path
         if root is not None:
-            self.viewed = (root, root._version)
+            self.viewed = (root._counter(), root._version, root)
 
     def backward(self, grad):
         shape = self.input_shape(0)

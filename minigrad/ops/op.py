@@ -28,8 +28,8 @@ broadcasting, ``formulas.sum_to``), so a formula never has to.
 
 import numpy as np
 
-from ..graph import (FREED_MESSAGE, Node, VersionCounter, _GradMode, _sequence,
-                     changed_error, check_saved_versions, saved_version, version_error)
+from ..graph import (FREED_MESSAGE, Node, _GradMode, _sequence, changed_error,
+                     check_saved_versions, saved_version)
 from . import formulas
 
 __all__ = ["Op", "saving_versions_of"]
@@ -50,10 +50,10 @@ class Op(Node):
     # output (_OUTPUT), or neither (None: an array forward computed, a constant).
     # tensors: the input Tensors whose arrays were saved (None for the others, so that an
     # input nothing saved can be freed, as in PyTorch), for create_graph.
-    # kept: graph.saved_version's (tensor, array, version) of each tensor whose memory a
-    # saved value is (or views), checked before backward; output_version the saved
-    # output's (counter, version); viewed, for a view op, (its input, version).
-    __slots__ = ("shapes", "sources", "tensors", "kept", "output_version", "viewed")
+    # kept: graph.saved_version's entry for each tensor whose memory a saved value is (or
+    # views), the output included, checked before backward; viewed, for a view op, its
+    # input's (counter, version, tensor).
+    __slots__ = ("shapes", "sources", "tensors", "kept", "viewed")
 
     twice_differentiable = True
     is_op = True
@@ -80,7 +80,7 @@ class Op(Node):
         Node.__init__(self, inputs)
         self.shapes = shapes
         self.sources, self.tensors, self.kept = (), None, ()
-        self.output_version = self.viewed = None
+        self.viewed = None
 
     def save_for_backward(self, *values):
         """Keep ``values`` (inputs, the output, or other arrays forward computed): backward
@@ -137,21 +137,18 @@ class Op(Node):
         """Note where each saved value came from, keep the input tensors it belongs to and
         their versions now (backward checks them: ``check_saved``); a view shares its
         input's version counter."""
-        self.output_version = self.viewed = None
+        self.viewed = None
         if self.is_view:
             base = tensors[0]
             counter = result._version_counter = base._counter()
-            self.viewed = (base, counter._version)
+            self.viewed = (counter, counter._version, base)
             if not self.saved:  # (speed: t(), view(), expand, ...)
                 self.sources, self.tensors, self.kept = (), None, ()
                 return
         sources, kept, saved_inputs = [], [], None
         for value in self.saved:
             if value is out:  # the output is saved: remember its version too
-                counter = result._version_counter
-                if counter is None:
-                    counter = result._version_counter = VersionCounter()
-                self.output_version = (counter, counter._version)
+                kept.append(saved_version(result, None))
                 sources.append(_OUTPUT)
                 continue
             i = _source(value, arrays)
@@ -183,17 +180,10 @@ class Op(Node):
         version moved), or got other memory by ``x.data = ...``. For a view op: if the memory
         it views was changed in place, the view's values changed but its graph did not
         (minigrad does not rebuild it as PyTorch does), so backward through it refuses."""
-        if self.viewed is not None:
-            base, then = self.viewed
-            if base._version != then:
-                raise changed_error(self, base._data, "viewed")
-        if self.output_version is not None:
-            counter, then = self.output_version
-            if counter._version != then:
-                value = self.saved[self.sources.index(_OUTPUT)]
-                raise version_error(self, value, counter._version, then, self)
-        if self.kept:
-            check_saved_versions(self, self.kept)
+        viewed = self.viewed
+        if viewed is not None and viewed[0]._version != viewed[1]:
+            raise changed_error(self, viewed[2]._data, "viewed")
+        check_saved_versions(self, self.kept)
 
     def _own_output(self, scalar):
         """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs
