@@ -226,7 +226,9 @@ def saved_version(tensor, array=0):
     tensor, array)``, the tensor's version counter and version now (PyTorch's SavedVariable
     keeps them too) and its array (``array=None``: a node's own output, whose array is not
     checked: the node must not keep its output tensor alive)."""
-    counter = tensor._counter()
+    counter = tensor._version_counter
+    if counter is None:  # (Tensor._counter, inlined: this runs for every saved tensor)
+        counter = tensor._version_counter = VersionCounter()
     if array is None:
         return counter, counter._version, None, tensor._data
     return counter, counter._version, tensor, tensor._data

@@ -104,13 +104,11 @@ class Op(Node):
             arrays = tuple([t._data for t in tensors])
         op = _new(cls)
         op.saved = ()
-        recording = False
-        if _GradMode.enabled:
-            for t in tensors:
-                if t is not None and t._requires_grad:
-                    recording = True
-                    break
-        if not recording:
+        # The node each input's gradient goes to; None when nothing is recorded (grad mode
+        # is off, or no input requires grad). Linked before forward runs: forward may ask
+        # needs_input_grad.
+        inputs = _edges(tensors, cls.edge) if _GradMode.enabled else None
+        if inputs is None:
             op.inputs = _NOTHING_NEEDED[len(tensors)]
             out = op.forward(*arrays, **options)
             if type(out) is not _ndarray:
@@ -119,9 +117,7 @@ class Op(Node):
             if cls.is_view:
                 result._version_counter = tensors[0]._counter()
             return result
-        # Link the node to its inputs' nodes before forward runs: forward may ask
-        # needs_input_grad. (Node.__init__'s work, written out: this runs for every op.)
-        op.inputs = _edges(tensors, cls.edge)
+        op.inputs = inputs  # (Node.__init__'s work, written out: this runs for every op)
         op.seq = next(_sequence)
         op.retained = None
         out = op.forward(*arrays, **options)
@@ -147,6 +143,9 @@ class Op(Node):
                 return
         sources, kept, saved_inputs = [], [], None
         for value in self.saved:
+            if type(value) is not _ndarray:  # None or a number: a constant
+                sources.append(None)
+                continue
             if value is out:  # the output is saved: remember its version too
                 kept.append(saved_version(result, None))
                 sources.append(_OUTPUT)
@@ -215,6 +214,10 @@ class Op(Node):
         if len(grads) == 2:  # (speed: the many two-input ops without a loop)
             a, b = grads
             return (_shaped(a, inputs[0], shapes[0]), _shaped(b, inputs[1], shapes[1]))
+        if len(grads) == 3:  # (speed: addmm, every linear layer)
+            a, b, c = grads
+            return (_shaped(a, inputs[0], shapes[0]), _shaped(b, inputs[1], shapes[1]),
+                    _shaped(c, inputs[2], shapes[2]))
         return tuple([_shaped(g, inputs[i], shapes[i]) for i, g in enumerate(grads)])
 
     def input_shape(self, i):
@@ -265,14 +268,24 @@ def saving_versions_of(result, *tensors):
 
 def _edges(tensors, edge):
     """The node each input's gradient goes to (None for a number or a tensor that needs
-    none). Speed: one, two and three inputs (nearly every op) without building a list."""
+    none), or None when no input needs a gradient. Speed: one, two and three inputs (nearly
+    every op) without building a list, and the edges tell whether to record (one pass)."""
     n = len(tensors)
     if n == 1:
-        return (edge(tensors[0]),)
+        a = edge(tensors[0])
+        return None if a is None else (a,)
     if n == 2:
         a, b = tensors
-        return (None if a is None else edge(a), None if b is None else edge(b))
-    return tuple([None if t is None else edge(t) for t in tensors])
+        a = None if a is None else edge(a)
+        b = None if b is None else edge(b)
+        return None if a is None and b is None else (a, b)
+    if n == 3:  # addmm: a linear layer's bias, input and weight
+        a, b, c = tensors
+        edges = (None if a is None else edge(a), None if b is None else edge(b),
+                 None if c is None else edge(c))
+    else:
+        edges = tuple([None if t is None else edge(t) for t in tensors])
+    return None if edges.count(None) == n else edges
 
 
 def _shaped(grad, node, shape):
@@ -283,8 +296,8 @@ def _shaped(grad, node, shape):
 
 
 def _shapes(arrays):
-    """The shape of each input array (() for a number: it gets no gradient). Speed: one and
-    two inputs without building a list."""
+    """The shape of each input array (() for a number: it gets no gradient). Speed: one, two
+    and three inputs without building a list."""
     n = len(arrays)
     if n == 1:
         a = arrays[0]
@@ -292,13 +305,17 @@ def _shapes(arrays):
     if n == 2:
         a, b = arrays
         return (a.shape if type(a) is _ndarray else (), b.shape if type(b) is _ndarray else ())
+    if n == 3:
+        a, b, c = arrays
+        return (a.shape if type(a) is _ndarray else (), b.shape if type(b) is _ndarray else (),
+                c.shape if type(c) is _ndarray else ())
     return tuple([a.shape if type(a) is _ndarray else () for a in arrays])
 
 
 def _viewed_input(value, arrays):
     """The index of the input array whose memory ``value`` (a saved array that is no
     input) views, or None."""
-    base = getattr(value, "base", None)
+    base = value.base
     if base is None:
         return None
     for i, array in enumerate(arrays):
@@ -310,7 +327,8 @@ def _viewed_input(value, arrays):
 def _source(value, arrays):
     """Where a saved value came from: the index of the input array it is, or None (a
     number, or an array forward computed on the side: a constant of the graph)."""
-    for i, array in enumerate(arrays):
-        if value is array and type(value) is _ndarray:
-            return i
+    if type(value) is _ndarray:
+        for i, array in enumerate(arrays):
+            if value is array:
+                return i
     return None
