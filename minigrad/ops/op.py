@@ -36,7 +36,7 @@ __all__ = ["Op", "saving_versions_of"]
 
 _new = object.__new__
 _ndarray = np.ndarray
-_OUTPUT = -1  # where a saved value came from: the op's own output
+_OUTPUT = "output"  # where a saved value came from: the op's own output
 _NOTHING_NEEDED = [(None,) * n for n in range(8)]  # the inputs of an op that records nothing
 
 
@@ -46,14 +46,14 @@ class Op(Node):
 
     # shapes: each input's shape, as forward saw it (gradients are summed back to it).
     # What was saved, set only when something was (or for a view):
-    # sources: for each saved value, where it came from: an input's index, the op's own
-    # output (_OUTPUT), or neither (None: an array forward computed, a constant).
-    # tensors: the input Tensors whose arrays were saved (None for the others, so that an
-    # input nothing saved can be freed, as in PyTorch), for create_graph.
+    # sources: for each saved value, where it came from, for create_graph: the input
+    # Tensor whose array it is, the op's own output (_OUTPUT), or neither (None: an array
+    # forward computed, a constant). Only the inputs something saved are kept: the others
+    # can be freed, as in PyTorch.
     # kept: graph.saved_version's entry for each tensor whose memory a saved value is (or
     # views), the output included, checked before backward; viewed, for a view op, its
     # input's (counter, version, tensor).
-    __slots__ = ("shapes", "sources", "tensors", "kept", "viewed")
+    __slots__ = ("shapes", "sources", "kept", "viewed")
 
     twice_differentiable = True
     is_op = True
@@ -79,7 +79,7 @@ class Op(Node):
         their shapes. It saves nothing unless its own ``__init__`` says so."""
         Node.__init__(self, inputs)
         self.shapes = shapes
-        self.sources, self.tensors, self.kept = (), None, ()
+        self.sources = self.kept = ()
         self.viewed = None
 
     def save_for_backward(self, *values):
@@ -139,32 +139,25 @@ class Op(Node):
             counter = result._version_counter = base._counter()
             self.viewed = (counter, counter._version, base)
             if not self.saved:  # (speed: t(), view(), expand, ...)
-                self.sources, self.tensors, self.kept = (), None, ()
+                self.sources = self.kept = ()
                 return
-        sources, kept, saved_inputs = [], [], None
+        sources, kept = [], []
         for value in self.saved:
-            if type(value) is not _ndarray:  # None or a number: a constant
-                sources.append(None)
-                continue
-            if value is out:  # the output is saved: remember its version too
-                kept.append(saved_version(result, None))
-                sources.append(_OUTPUT)
-                continue
-            i = _source(value, arrays)
-            sources.append(i)
-            if i is None:
-                i = _viewed_input(value, arrays)  # a view of an input: checked, a constant
-                if i is None or tensors[i] is None:
-                    continue
-            elif tensors[i] is not None:
-                if saved_inputs is None:
-                    saved_inputs = [None] * len(tensors)
-                saved_inputs[i] = tensors[i]
-            else:
-                continue
-            kept.append(saved_version(tensors[i]))
+            source = None  # None or a number, or an array forward computed: a constant
+            if type(value) is _ndarray:
+                if value is out:  # the output is saved: remember its version too
+                    source = _OUTPUT
+                    kept.append(saved_version(result, None))
+                else:
+                    i = _source(value, arrays)
+                    if i is None:  # a view of an input's memory is checked, a constant
+                        i = _viewed_input(value, arrays)
+                    else:
+                        source = tensors[i]
+                    if i is not None and tensors[i] is not None:
+                        kept.append(saved_version(tensors[i]))
+            sources.append(source)
         self.sources = sources
-        self.tensors = saved_inputs  # None: no input saved
         self.kept = kept
 
     def save_versions_of(self, *tensors):
@@ -182,7 +175,9 @@ class Op(Node):
         viewed = self.viewed
         if viewed is not None and viewed[0]._version != viewed[1]:
             raise changed_error(self, viewed[2]._data, "viewed")
-        check_saved_versions(self, self.kept)
+        for counter, then, tensor, array in self.kept:  # (check_saved_versions, inlined)
+            if counter._version != then or (tensor is not None and tensor._data is not array):
+                check_saved_versions(self, self.kept)  # raises the error
 
     def _own_output(self, scalar):
         """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs
@@ -237,23 +232,18 @@ class Op(Node):
             if source is None:
                 result.append(value if value is None or not isinstance(value, _ndarray)
                               else wrap(value))
-            elif source == _OUTPUT:
+            elif source is _OUTPUT:
                 result.append(wrap(value, self))
+            elif source._data.dtype != value.dtype:
+                result.append(source.to(value.dtype))
             else:
-                t = None if self.tensors is None else self.tensors[source]
-                if t is None:
-                    result.append(value if not isinstance(value, _ndarray) else wrap(value))
-                elif t._data.dtype != value.dtype:
-                    result.append(t.to(value.dtype))
-                else:
-                    result.append(t)
+                result.append(source)
         return result
 
     def release(self):
         if self.saved:
             self.saved = None
-            self.tensors = None
-            self.kept = ()
+            self.sources = self.kept = ()
 
 
 def saving_versions_of(result, *tensors):
