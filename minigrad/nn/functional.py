@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ops import linalg
 from ..ops.op import saving_versions_of
+from ..ops.shape import TBackward0
 from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _wrap
@@ -128,7 +129,7 @@ def linear(input, weight, bias=None):
         batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
         return batch.view(*x.shape[:-1], w.shape[0])
     # As in PyTorch: the weight reaches the product through a transpose node.
-    w_t = weight.t()
+    w_t = TBackward0.run_view_of(weight)  # weight.t()
     if bias is None:
         return linalg.MmBackward0.run((input, w_t), x, w_t._data)
     return linalg.AddmmBackward0.run((bias, input, w_t), bias._data, x, w_t._data)
