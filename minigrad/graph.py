@@ -489,11 +489,13 @@ def _owned_gradients(arrived, given):
     leaf per step). Only an array that nothing else refers to: not one the caller passed
     in, nor one that another tensor also received (PyTorch, too, keeps a gradient nobody
     else holds)."""
-    memory = {node: id(_memory_owner(grad)) for node, grad in arrived.items()}
     uses = dict.fromkeys([id(_memory_owner(grad)) for grad in given], 2)  # the caller's: never
-    for key in memory.values():
+    memory = []
+    for node, grad in arrived.items():
+        key = id(grad if grad.base is None else _memory_owner(grad))
+        memory.append((node, key))
         uses[key] = uses.get(key, 0) + 1
-    return {node for node, key in memory.items() if uses[key] == 1}
+    return {node for node, key in memory if uses[key] == 1}
 
 
 def _memory_owner(array):
