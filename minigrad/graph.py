@@ -484,16 +484,22 @@ def _deliver(node, grad, owned):
         tensor.accumulate_grad(grad, owned)
 
 
+# Gradients smaller than this are copied into .grad: the copy costs less than finding out
+# that it is not needed (a bias's gradient, the small layers of the benchmark's 2-16-2).
+_OWN_FROM = 256
+
+
 def _owned_gradients(arrived, given):
     """Speed: the nodes whose gradient may become ``.grad`` without a copy (saves a copy per
-    leaf per step). Only an array that nothing else refers to: not one the caller passed
-    in, nor one that another tensor also received (PyTorch, too, keeps a gradient nobody
-    else holds)."""
+    leaf of ``_OWN_FROM`` elements or more, per step). Only an array that nothing else refers to: not one the caller
+    passed in, nor one that another tensor also received (PyTorch, too, keeps a gradient
+    nobody else holds)."""
+    memory = [(node, id(grad if grad.base is None else _memory_owner(grad)))
+              for node, grad in arrived.items() if grad.size >= _OWN_FROM]
+    if not memory:
+        return ()
     uses = dict.fromkeys([id(_memory_owner(grad)) for grad in given], 2)  # the caller's: never
-    memory = []
-    for node, grad in arrived.items():
-        key = id(grad if grad.base is None else _memory_owner(grad))
-        memory.append((node, key))
+    for _, key in memory:
         uses[key] = uses.get(key, 0) + 1
     return {node for node, key in memory if uses[key] == 1}
 
