@@ -491,9 +491,9 @@ _OWN_FROM = 256
 
 def _owned_gradients(arrived, given):
     """Speed: the nodes whose gradient may become ``.grad`` without a copy (saves a copy per
-    leaf of ``_OWN_FROM`` elements or more, per step). Only an array that nothing else refers to: not one the caller
-    passed in, nor one that another tensor also received (PyTorch, too, keeps a gradient
-    nobody else holds)."""
+    leaf of ``_OWN_FROM`` elements or more, per step). Only an array that nothing else
+    refers to: not one the caller passed in, nor one that another tensor also received
+    (PyTorch, too, keeps a gradient nobody else holds)."""
     memory = [(node, id(grad if grad.base is None else _memory_owner(grad)))
               for node, grad in arrived.items() if grad.size >= _OWN_FROM]
     if not memory:
