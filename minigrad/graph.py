@@ -4,7 +4,9 @@ Every differentiable op leaves behind a ``Node``: it knows the nodes of its inpu
 (``next_functions``) and how to turn the gradient of its output into gradients for its
 inputs (``apply``). Leaves that require grad get an ``AccumulateGrad`` node, which is where
 ``.grad += ...`` happens (chapter 4). ``backward`` orders the nodes, runs each one once and
-hands the leaves their gradients.
+hands the leaves their gradients. Before anything runs, each node checks that the tensors
+it saved were not changed in place since (``check_saved``): every tensor has PyTorch's
+version counter (``VersionCounter``), and a node keeps the version of each tensor it saved.
 
 This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits below it.
 

@@ -56,7 +56,6 @@ class Op(Node):
     __slots__ = ("shapes", "sources", "kept", "viewed")
 
     twice_differentiable = True
-    is_op = True
     # A view op's output shares its input's memory, so it shares its version counter too:
     # changing one in place changes the other (PyTorch's views, chapter 5).
     is_view = False
