@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import losses as loss_ops
+from ..graph import saved_version
 from ..ops.op import saving_versions_of
 from ..ops.losses import MseLossBackward0  # noqa: F401  (F.MseLossBackward0, shown in chapter 7)
 from ..tensor import Tensor, _broadcast_error, _wrap
@@ -275,7 +276,9 @@ def _nll_loss_batch(input, target, logp, labels, reduction):
                                              reduction=reduction, total=n)
     except IndexError:  # a label >= C
         return None
-    return saving_versions_of(loss, target)
+    if loss._grad_fn is not None:  # the labels are saved: check the target's version too
+        loss._grad_fn.kept.append(saved_version(target))  # (saving_versions_of, inlined)
+    return loss
 
 
 # ------------------------------------------------------------------------------ cross-entropy
