@@ -472,7 +472,10 @@ def _recording(create_graph):
     """Grad mode on while the formulas run under create_graph=True: they are recorded. A
     plain backward computes on arrays, where grad mode does not matter (and switching it
     costs a microsecond)."""
-    return set_grad_enabled(True) if create_graph else contextlib.nullcontext()
+    return set_grad_enabled(True) if create_graph else _NOT_RECORDING
+
+
+_NOT_RECORDING = contextlib.nullcontext()  # (one for every backward: it keeps no state)
 
 
 def _deliver(node, grad, owned):
