@@ -36,7 +36,7 @@ def test_tensor_view_lists_nodes_and_edges():
         "computation graph, tensors and operations: 6 nodes, 6 edges",
         "  n0 op mul (MulBackward0)",
         "  n0t tensor z = [12.]",
-        "  c0 data or constant (no grad)",
+        "  c0 constant 3 (no grad)",
         "  n1 op mul (MulBackward0)",
         "  n1t tensor y = [4.]",
         "  n2 leaf x = [2.] (requires_grad)",

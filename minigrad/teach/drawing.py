@@ -242,17 +242,18 @@ def _constant_label(node, k, by_identity, max_values):
     """The box of input ``k`` of ``node``, one that needs no gradient: its name and value
     when the node saved it (``w * features`` keeps ``features`` for w's gradient, ``y * 3``
     keeps the 3), else what it is."""
-    tensor = getattr(node, "tensors", None)
-    tensor = tensor[k] if tensor is not None and k < len(tensor) else None
-    value = None
-    for saved, source in zip(node.saved or (), getattr(node, "sources", ()) or ()):
-        if source == k:
-            value = saved
-    if tensor is not None:
-        value = tensor.detach().numpy()
-    name = by_identity.get(id(tensor)) if tensor is not None else None
-    if value is None:
+    saved = node.saved or ()
+    sources = getattr(node, "sources", ()) or ()
+    # what the node saved that is a constant: a tensor that needs no gradient, or a number
+    constants = [(source if isinstance(source, Tensor) else None, value)
+                 for value, source in zip(saved, sources)
+                 if value is not None and (source is None or (
+                     isinstance(source, Tensor) and not source.requires_grad))]
+    without_grad = [i for i, nxt in enumerate(node.inputs) if nxt is None]
+    if len(constants) != len(without_grad):  # which is which is not known: say what it is
         return "data or constant\n(no grad)"
+    tensor, value = constants[without_grad.index(k)]
+    name = by_identity.get(id(tensor)) if tensor is not None else None
     text = _values(np.asarray(value), max_values)
     return f"{name or 'constant'}\n{text}\n(no grad)"
 

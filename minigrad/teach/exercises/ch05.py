@@ -368,8 +368,9 @@ def _addmm_with(mm_backward):
         if self.alpha != 1:
             grad_1, grad_2 = grad_1 * self.alpha, grad_2 * self.alpha
         grad_c = None
-        if self.inputs[0] is not None:
-            grad_c = grad if self.beta == 1 else grad * self.beta
+        if self.inputs[0] is not None:  # the bias's: summed to its shape here, as the own does
+            grad_c = formulas.sum_to(grad if self.beta == 1 else grad * self.beta,
+                                     self.shapes[0])
         return grad_c, grad_1 if m2 is not None else None, grad_2 if m1 is not None else None
     return backward
 
