@@ -1,26 +1,46 @@
 """The nodes of in-place changes recorded in the graph: ``fill_``, ``copy_``, ``x[...] = v``
 and a change made through a view (chapters 4 and 5).
 
-Every other op is an ``Op`` class in ``minigrad/ops/`` (forward and backward together).
-These five are still hand-written ``Node`` subclasses: they take and return numpy arrays,
-so ``create_graph=True`` refuses to pass through an in-place change (a clear error, not a
-silently wrong second derivative).
+They are ``Op`` classes like every other op, but ``run`` does not make them: the change was
+made in the tensor's memory by ``Tensor``'s in-place methods, which then make the node with
+``NodeClass(inputs, shapes, ...)``. Their ``backward`` works on arrays and on Tensors, so
+``create_graph=True`` passes through an in-place change too. A node that saved index
+arrays checks the versions of the index tensors they came from, as the other ops do.
 """
 
 import numpy as np
 
-from .graph import Node
-from .ops.formulas import sum_to
+from . import dtypes
+from .graph import saved_version
+from .ops import formulas
+from .ops.indexing import _index_arrays, _view_at, indexed, sliced
 # made by Tensor's in-place changes of views, with ViewCopySlices below
-from .ops.indexing import AsStridedBackward0, _view_at  # noqa: F401
+from .ops.indexing import AsStridedBackward0  # noqa: F401
+from .ops.op import Op
+
+_ndarray = np.ndarray
 
 
-class FillBackward0(Node):
+def _zeros_like(grad, wrap):
+    """Zeros of ``grad``'s shape and dtype: a constant, an array or a Tensor like ``grad``."""
+    if type(grad) is _ndarray or isinstance(grad, np.generic):
+        return np.zeros_like(grad)
+    return wrap(np.zeros_like(grad._data))
+
+
+def _cast(grad, dtype):
+    """``grad`` in the numpy ``dtype`` (an array, or a Tensor whose cast is recorded)."""
+    if type(grad) is _ndarray or isinstance(grad, np.generic):
+        return np.asarray(grad, dtype=dtype)
+    return grad if grad._data.dtype == dtype else grad.to(dtypes.from_numpy(dtype))
+
+
+class FillBackward0(Op):
     """After fill_/zero_ the value no longer depends on what was there: gradient 0."""
     __slots__ = ()
 
-    def apply(self, grad):
-        return (np.zeros_like(grad),)
+    def backward(self, grad):
+        return _zeros_like(grad, self.wrap)
 
 
 ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
@@ -28,89 +48,104 @@ ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
 FillBackward2 = type("FillBackward2", (FillBackward0,), {"__slots__": ()})
 
 
-class FillBackward3(Node):
+class FillBackward3(Op):
     """t.fill_(value) with a 0-dim tensor ``value``: t's old values get gradient 0 and
     ``value``, which is now in every element, the sum of the gradient."""
     __slots__ = ("dtype",)
 
-    def __init__(self, inputs, dtype):
-        super().__init__(inputs)
+    def __init__(self, inputs, shapes, dtype):
+        super().__init__(inputs, shapes)
         self.dtype = dtype
 
-    def apply(self, grad):
+    def backward(self, grad):
         grad_value = None
         if self.inputs[1] is not None:
-            grad_value = np.asarray(grad.sum(), dtype=self.dtype)
-        return np.zeros_like(grad), grad_value
+            grad_value = _cast(grad.sum(), self.dtype)
+        return _zeros_like(grad, self.wrap), grad_value
 
 
-class CopyBackwards(Node):
+class CopyBackwards(Op):
     """t.copy_(src): t's old values get gradient 0; ``src`` gets the gradient, summed over
     the dims it was broadcast along, in its own dtype."""
-    __slots__ = ("src_shape", "src_dtype")
+    __slots__ = ("src_dtype",)
 
-    def __init__(self, inputs, src_shape, src_dtype):
-        super().__init__(inputs)
-        self.src_shape, self.src_dtype = src_shape, src_dtype
+    def __init__(self, inputs, shapes, src_dtype):
+        super().__init__(inputs, shapes)
+        self.src_dtype = src_dtype
 
-    def apply(self, grad):
+    def backward(self, grad):
         grad_src = None
         if self.inputs[1] is not None:
-            grad_src = sum_to(grad, self.src_shape).astype(self.src_dtype, copy=False)
-        return np.zeros_like(grad), grad_src
+            grad_src = _cast(formulas.sum_to(grad, self.input_shape(1)), self.src_dtype)
+        return _zeros_like(grad, self.wrap), grad_src
 
 
 # ------------------------------------------------------------------ shapes
 
-def _index_arrays(key):
-    """The index arrays in an advanced ``key``: saved like any array, so changing an index
-    tensor in place afterwards makes backward refuse (PyTorch saves the indices too)."""
-    return tuple(k for k in key if isinstance(k, np.ndarray)) if type(key) is tuple else ()
+def _mask_outside(shape, first, key):
+    """A bool array of ``shape``: True everywhere but at ``[first][key]``."""
+    mask = np.ones(shape, dtype=bool)
+    (mask if first is None else mask[first])[key] = False
+    return mask
 
 
-class ViewCopySlices(Node):
+class ViewCopySlices(Op):
     """The root's node after an in-place op on its view ``root[path]``: the viewed part's
     gradient goes to the op's result, the rest to the root as it was before."""
     __slots__ = ("path",)
 
-    def __init__(self, inputs, path):
-        super().__init__(inputs)
+    def __init__(self, inputs, shapes, path):
+        super().__init__(inputs, shapes)
         self.path = path
 
     def name(self):
         return "CopySlices"
 
-    def apply(self, grad):
-        rest = grad.copy()
-        _view_at(rest, self.path)[...] = 0
-        return rest, _view_at(grad, self.path).copy()
+    def backward(self, grad):
+        if type(grad) is _ndarray:
+            rest = grad.copy()
+            _view_at(rest, self.path)[...] = 0
+            return rest, _view_at(grad, self.path).copy()
+        mask = np.ones(self.input_shape(0), dtype=bool)
+        _view_at(mask, self.path)[...] = False
+        part = grad
+        for key in self.path:
+            part = sliced(part, key)
+        return formulas.keep_where(mask, grad), part.clone()
 
 
-class IndexPutBackward0(Node):
+class IndexPutBackward0(Op):
     """``t[key] = value`` on a tensor in the graph (``t[first][key]`` for an advanced index,
     as ``IndexBackward0``): the overwritten part of ``t`` gets no gradient, ``value`` gets the
-    gradient of the part it filled."""
-    __slots__ = ("key", "value_shape", "first")
+    gradient of the part it filled. The index arrays are saved, with the versions of the
+    ``index_tensors`` they came from (PyTorch saves the indices too)."""
+    __slots__ = ("key", "first")
 
-    def __init__(self, inputs, key, value_shape, first=None):
-        super().__init__(inputs, _index_arrays(key))
-        self.key, self.value_shape, self.first = key, value_shape, first
+    def __init__(self, inputs, shapes, key, first=None, index_tensors=()):
+        super().__init__(inputs, shapes)
+        self.key, self.first = key, first
+        self.saved = _index_arrays(key)
+        if self.saved:
+            self.sources = [None] * len(self.saved)
+            self.kept = [saved_version(t) for t in index_tensors]
 
-    def apply(self, grad):
-        self.saved_arrays()  # refuses once freed, as PyTorch does
+    def backward(self, grad, *index_arrays):
         grad_self = grad_value = None
+        first, key = self.first, self.key
         if self.inputs[0] is not None:
-            grad_self = np.array(grad)  # a copy, and an array when grad is 0-dim
-            (grad_self if self.first is None else grad_self[self.first])[self.key] = 0
+            if type(grad) is _ndarray or isinstance(grad, np.generic):
+                grad_self = np.array(grad)  # a copy, and an array when grad is 0-dim
+                (grad_self if first is None else grad_self[first])[key] = 0
+            else:
+                grad_self = formulas.keep_where(_mask_outside(grad.shape, first, key), grad)
         if self.inputs[1] is not None:
-            part = (grad if self.first is None else grad[self.first])[self.key]
-            if part.ndim < len(self.value_shape):  # a value with extra leading dims of size 1
-                part = part.reshape((1,) * (len(self.value_shape) - part.ndim) + part.shape)
-            grad_value = sum_to(part, self.value_shape)
+            value_shape = self.input_shape(1)
+            part = indexed(grad, first, key)
+            if part.ndim < len(value_shape):  # a value with extra leading dims of size 1
+                part = part.reshape((1,) * (len(value_shape) - part.ndim) + tuple(part.shape))
+            grad_value = formulas.sum_to(part, value_shape)
         return grad_self, grad_value
 
 
 # PyTorch's name when the key is basic (ints and slices): the value is copied into a slice.
 CopySlices = type("CopySlices", (IndexPutBackward0,), {"__slots__": ()})
-
-

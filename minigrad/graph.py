@@ -4,7 +4,9 @@ Every differentiable op leaves behind a ``Node``: it knows the nodes of its inpu
 (``next_functions``) and how to turn the gradient of its output into gradients for its
 inputs (``apply``). Leaves that require grad get an ``AccumulateGrad`` node, which is where
 ``.grad += ...`` happens (chapter 4). ``backward`` orders the nodes, runs each one once and
-hands the leaves their gradients.
+hands the leaves their gradients. Before anything runs, each node checks that the tensors
+it saved were not changed in place since (``check_saved``): every tensor has PyTorch's
+version counter (``VersionCounter``), and a node keeps the version of each tensor it saved.
 
 This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits below it.
 
@@ -39,7 +41,7 @@ import numpy as np
 
 __all__ = [
     "Node", "AccumulateGrad", "GradientEdge", "get_gradient_edge", "backward", "execution_order",
-    "propagate", "mark_changed_in_place", "note_viewed", "VersionCounter",
+    "propagate", "VersionCounter",
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
 ]
 
@@ -217,70 +219,41 @@ def version_error(node, array, now, then, maker):
 
 def changed_error(node, array, kept):
     """minigrad's error for an ``array`` that ``node`` saved (or viewed) and that changed
-    in a way the version does not count (``x.data = ...``, or the memory under a view)."""
+    in a way PyTorch would have followed (``x.data = ...``, or the memory under a view)."""
     return RuntimeError(CHANGED_MESSAGE.format(shape=list(array.shape), dtype=array.dtype,
                                                node=node.name(), kept=kept))
 
 
-class _InPlace:
-    """A clock of in-place changes. Each change ticks it and stamps the memory it changed;
-    a node notes the time it was made, so backward can tell whether an array the node saved
-    was changed afterwards. (PyTorch keeps a version counter per tensor for the same check.)
-
-    ``changed`` maps the id of the array that owns the memory to the time of its last
-    change. ``watched`` holds a weak reference to each such array, whose callback removes
-    both entries when the array dies: the record holds only arrays that still exist (a
-    saved array keeps its memory's owner alive), however many tensors a program changes."""
-    clock = 0
-    changed = {}
-    watched = {}
-
-
-def _memory_of(array):
-    """The array that stands for ``array``'s memory: the array itself, or the base of a view
-    (numpy points a view of a view to the first array; an array made on a foreign buffer,
-    np.frombuffer, has that buffer as base: its views then stop at the array)."""
-    base = array.base
-    if base is None:
-        return array
-    while type(base) is np.ndarray:
-        array, base = base, base.base
-    return array
+def saved_version(tensor, array=0):
+    """What a node keeps to check a tensor whose values it saved: ``(counter, version,
+    tensor, array)``, the tensor's version counter and version now (PyTorch's SavedVariable
+    keeps them too) and its array (``array=None``: a node's own output, whose array is not
+    checked: the node must not keep its output tensor alive)."""
+    counter = tensor._version_counter
+    if counter is None:  # (Tensor._counter, inlined: this runs for every saved tensor)
+        counter = tensor._version_counter = VersionCounter()
+    if array is None:
+        return counter, counter._version, None, tensor._data
+    return counter, counter._version, tensor, tensor._data
 
 
-class _Watch(weakref.ref):
-    """A weak reference to an array whose changes are recorded, under the id it is kept by."""
-    __slots__ = ("key",)
+def check_saved_versions(node, kept):
+    """Raise if a tensor ``node`` saved (``kept``: ``saved_version``'s entries) was changed
+    in place since (its version moved: PyTorch's error), or was handed other memory by
+    ``x.data = ...`` (PyTorch's node would read the new values; minigrad saved the old
+    array, so it refuses rather than give the old values' gradient)."""
+    for counter, then, tensor, array in kept:
+        if counter._version != then or (tensor is not None and tensor._data is not array):
+            raise _saved_changed_error(node, counter, then, tensor, array)
 
 
-def _forget(ref):
-    """The array died: drop its entries (its id may now be reused by a new array)."""
-    _InPlace.changed.pop(ref.key, None)
-    _InPlace.watched.pop(ref.key, None)
-
-
-def _watch(owner, key):
-    """Remove ``owner``'s entries when it dies."""
-    try:
-        ref = _Watch(owner, _forget)
-    except TypeError:  # no weak references (not for ndarrays): kept alive, so its id stays
-        _InPlace.watched[key] = owner
-        return
-    ref.key = key
-    _InPlace.watched[key] = ref
-
-
-_changed, _watched = _InPlace.changed, _InPlace.watched  # (the same dicts, read faster)
-
-
-def mark_changed_in_place(array):
-    """Note that ``array``'s memory (and so every view of it) was just changed in place."""
-    clock = _InPlace.clock = _InPlace.clock + 1
-    owner = array if array.base is None else _memory_of(array)
-    key = id(owner)
-    if key not in _watched:
-        _watch(owner, key)
-    _changed[key] = clock
+def _saved_changed_error(node, counter, then, tensor, array):
+    """The error for one of ``check_saved_versions``' entries that changed."""
+    if counter._version == then:
+        return changed_error(node, array, "saved")  # x.data = another tensor
+    if tensor is None:  # the node's output
+        return version_error(node, array, counter._version, then, node)
+    return version_error(node, tensor._data, counter._version, then, tensor._grad_fn)
 
 
 def saved_output_is(node, out, array, counter):
@@ -293,42 +266,10 @@ def saved_output_is(node, out, array, counter):
         return
     if any(item is out for item in node.saved):
         node.saved = tuple(array if item is out else item for item in node.saved)
-        node.made_at = _InPlace.clock
-        if getattr(node, "output_version", None) is not None:  # an Op: the version it expects
-            node.output_version = (counter, counter._version)
-
-
-def note_viewed(node, array, view):
-    """A view op's ``node``: remember the ``array`` it viewed when ``view`` shares its memory.
-    If that memory is changed in place later, the view's values change but its graph does
-    not (minigrad does not rewrite it as PyTorch does), so backward through it refuses."""
-    if view.base is not None:
-        node.viewed = array
-    return node
-
-
-def changed_since(array, time):
-    """Was ``array``'s memory changed in place (or replaced by ``x.data = ...``) after
-    ``time`` on the clock?"""
-    return _InPlace.changed.get(id(_memory_of(array)), -1) > time
-
-
-def _check_saved_unchanged(node):
-    """Raise if an array ``node`` saved (or viewed) was changed in place after the node was
-    made: by the versions of what it saved for an ``Op``, by the clock for the nodes that
-    are not ``Op`` yet."""
-    if getattr(node, "is_op", False):
-        if node.saved or node.is_view:
-            node._check_versions()
-        return
-    viewed = getattr(node, "viewed", None)
-    for item in node.saved if viewed is None else (*node.saved, viewed):
-        array = item[0] if isinstance(item, tuple) else item  # a Function saves (array, dtype)
-        if isinstance(array, np.ndarray):
-            if _InPlace.changed.get(id(_memory_of(array)), -1) > node.made_at:
-                raise RuntimeError(CHANGED_MESSAGE.format(
-                    shape=list(array.shape), dtype=array.dtype, node=node.name(),
-                    kept="viewed" if item is viewed else "saved"))
+        kept = getattr(node, "kept", None)
+        if kept:  # an Op: check the tensor's version from now on
+            node.kept = [(counter, counter._version, None, array) if entry[3] is out else entry
+                         for entry in kept]
 
 
 class Node:
@@ -337,25 +278,30 @@ class Node:
     ``inputs`` holds, for each input of the forward op, the node its gradient goes to
     (``None`` for an input that needs no gradient). ``saved`` holds the arrays ``apply``
     needs; it becomes ``None`` when the graph is freed. ``seq`` orders nodes by creation, so
-    backward undoes the forward pass from the last op to the first. ``made_at`` is the time
-    on the clock of in-place changes: a saved array changed later makes backward refuse.
+    backward undoes the forward pass from the last op to the first.
     """
 
-    __slots__ = ("inputs", "saved", "seq", "made_at", "retained", "__weakref__")
+    __slots__ = ("inputs", "saved", "seq", "retained", "__weakref__")
 
     # Can ``apply`` take a Tensor gradient and record its work (create_graph=True)?
     twice_differentiable = False
+    # Does the node's output view its input's memory? (Then backward checks that memory.)
+    is_view = False
 
     def __init__(self, inputs, saved=()):
         self.inputs = inputs
         self.saved = saved
         self.seq = next(_sequence)
-        self.made_at = _InPlace.clock
         self.retained = None  # weakref to a non-leaf tensor that asked for retain_grad()
 
     def apply(self, grad):
         """Gradient of the output (an array) -> one gradient array (or None) per input."""
         raise NotImplementedError
+
+    def check_saved(self):
+        """Raise if a tensor whose values this node saved was changed in place since the
+        forward pass (the engine asks before running anything). A node that saved nothing
+        has nothing to check."""
 
     def name(self):
         return type(self).__name__
@@ -454,8 +400,8 @@ def execution_order(roots):
         node = stack.pop()
         if node.saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        if node.made_at < _InPlace.clock:  # something changed in place since: look closer
-            _check_saved_unchanged(node)
+        if node.saved or node.is_view:  # values that an in-place change may have changed
+            node.check_saved()
         for nxt in node.inputs:
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
@@ -554,7 +500,10 @@ def _recording(create_graph):
     """Grad mode on while the formulas run under create_graph=True: they are recorded. A
     plain backward computes on arrays, where grad mode does not matter (and switching it
     costs a microsecond)."""
-    return set_grad_enabled(True) if create_graph else contextlib.nullcontext()
+    return set_grad_enabled(True) if create_graph else _NOT_RECORDING
+
+
+_NOT_RECORDING = contextlib.nullcontext()  # (one for every backward: it keeps no state)
 
 
 def _deliver(node, grad, owned):
@@ -568,16 +517,36 @@ def _deliver(node, grad, owned):
         tensor.accumulate_grad(grad, owned)
 
 
+# Gradients smaller than this are copied into .grad: the copy costs less than finding out
+# that it is not needed (measured on the benchmark's MLPs: 16384 float32 take ~3 us).
+_OWN_FROM = 16384
+
+
 def _owned_gradients(arrived, given):
     """Speed: the nodes whose gradient may become ``.grad`` without a copy (saves a copy per
-    leaf per step). Only an array that nothing else refers to: not one the caller passed
-    in, nor one that another tensor also received (PyTorch, too, keeps a gradient nobody
-    else holds)."""
-    memory = {node: id(_memory_of(grad)) for node, grad in arrived.items()}
-    uses = dict.fromkeys([id(_memory_of(grad)) for grad in given], 2)  # the caller's: never
-    for key in memory.values():
+    leaf of ``_OWN_FROM`` elements or more, per step). Only an array that nothing else
+    refers to: not one the caller passed in, nor one that another tensor also received
+    (PyTorch, too, keeps a gradient nobody else holds)."""
+    memory = [(node, id(grad if grad.base is None else _memory_owner(grad)))
+              for node, grad in arrived.items() if grad.size >= _OWN_FROM]
+    if not memory:
+        return ()
+    uses = dict.fromkeys([id(_memory_owner(grad)) for grad in given], 2)  # the caller's: never
+    for _, key in memory:
         uses[key] = uses.get(key, 0) + 1
-    return {node for node, key in memory.items() if uses[key] == 1}
+    return {node for node, key in memory if uses[key] == 1}
+
+
+def _memory_owner(array):
+    """The array that owns ``array``'s memory: the array itself, or the base of a view
+    (numpy points a view of a view to the first array; an array made on a foreign buffer,
+    np.frombuffer, has that buffer as base: its views then stop at the array)."""
+    base = array.base
+    if base is None:
+        return array
+    while type(base) is np.ndarray:
+        array, base = base, base.base
+    return array
 
 
 def release_graph(order):

@@ -17,6 +17,7 @@ import numpy as np
 from . import creation
 from .ops import indexing as ops
 from .ops import shape as ops_shape
+from .ops.op import saving_versions_of
 from .tensor import Tensor, _wrap, stack
 
 __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",
@@ -27,10 +28,12 @@ __all__ = ["flip", "index_select", "unbind", "select", "narrow", "tril", "triu",
 
 # ------------------------------------------------------------------ helpers
 
-def _picked(input, pick, node_cls, index=None):
+def _picked(input, pick, node_cls, index=None, index_tensor=None):
     """``pick(array)`` as a new tensor (a copy, as PyTorch's result), with a ``node_cls``
-    node that knows where each element came from: ``pick`` applied to the positions."""
-    return node_cls.run((input,), input._data, pick=pick, index=index)
+    node that knows where each element came from: ``pick`` applied to the positions.
+    ``index_tensor``: where ``index`` came from (its version is checked with it)."""
+    return saving_versions_of(node_cls.run((input,), input._data, pick=pick, index=index),
+                              index_tensor)
 
 
 def _index_array(index, op, allowed=(np.int64, np.int32)):
@@ -133,9 +136,9 @@ def index_select(input, dim, index):
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                                f"{idx.size} value(s)")
         return _picked(input, lambda a: a.reshape(1)[idx].reshape(()),
-                       ops.IndexSelectBackward0, idx)
+                       ops.IndexSelectBackward0, idx, index)
     return _picked(input, lambda a: np.take(a, idx.reshape(-1), axis=dim),
-                   ops.IndexSelectBackward0, idx)
+                   ops.IndexSelectBackward0, idx, index)
 
 
 def masked_select(input, mask):
@@ -144,7 +147,7 @@ def masked_select(input, mask):
     m = mask._data
     shape = np.broadcast_shapes(input._data.shape, m.shape)
     return _picked(input, lambda a: np.broadcast_to(a, shape)[np.broadcast_to(m, shape)],
-                   ops.MaskedSelectBackward0, m)
+                   ops.MaskedSelectBackward0, m, mask)
 
 
 def roll(input, shifts, dims=None):
@@ -169,7 +172,7 @@ def take(input, index):
     if bad.size:
         raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
                          f"{n} elements.")
-    return _picked(input, lambda a: a.reshape(-1)[idx], ops.TakeBackward0, idx)
+    return _picked(input, lambda a: a.reshape(-1)[idx], ops.TakeBackward0, idx, index)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
@@ -370,9 +373,11 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     key, idx = _scatter_key(input, dim, index, src.shape if is_tensor else None, "scatter")
     if is_tensor:
         s = _source(input, src, "scatter")
-        return ops.ScatterBackward0.run((input, src), input._data, s, key=key,
-                                        lead=_lead(idx), index=idx)
-    return ops.ScatterBackward1.run((input,), input._data, key=key, value=src, index=idx)
+        out = ops.ScatterBackward0.run((input, src), input._data, s, key=key,
+                                       lead=_lead(idx), index=idx)
+    else:
+        out = ops.ScatterBackward1.run((input,), input._data, key=key, value=src, index=idx)
+    return saving_versions_of(out, index)
 
 
 def scatter_add(input, dim, index, src):
@@ -380,8 +385,8 @@ def scatter_add(input, dim, index, src):
     (repeated positions add up)."""
     key, idx = _scatter_key(input, dim, index, src.shape, "scatter_add")
     s = _source(input, src, "scatter_add")
-    return ops.ScatterAddBackward0.run((input, src), input._data, s, key=key, lead=_lead(idx),
-                                       index=idx)
+    return saving_versions_of(ops.ScatterAddBackward0.run(
+        (input, src), input._data, s, key=key, lead=_lead(idx), index=idx), index)
 
 
 def _slices_key(input, dim, index, op, negative_ok):
@@ -409,7 +414,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     if (s.shape[dim] if s.ndim else 1) != n:
         raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({s.shape[dim] if s.ndim else 1}), for dim: {dim}")
-    return ops.IndexAddBackward0.run((input, source), a, s, key=key, alpha=alpha)
+    return saving_versions_of(
+        ops.IndexAddBackward0.run((input, source), a, s, key=key, alpha=alpha), index)
 
 
 def index_fill(input, dim, index, value):
@@ -421,9 +427,11 @@ def index_fill(input, dim, index, value):
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value_tensor.ndim} dimension(s).")
     if value_tensor is not None:
-        return ops.IndexFillBackward1.run((input, value_tensor), input._data,
-                                          value_tensor._data, key=key)
-    return ops.IndexFillBackward0.run((input,), input._data, key=key, value=value)
+        out = ops.IndexFillBackward1.run((input, value_tensor), input._data,
+                                         value_tensor._data, key=key)
+    else:
+        out = ops.IndexFillBackward0.run((input,), input._data, key=key, value=value)
+    return saving_versions_of(out, index)
 
 
 def scatter_(self, dim, index, src=None, value=None, *, reduce=None):

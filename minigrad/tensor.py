@@ -22,8 +22,7 @@ from .ops.op import Op
 from .ops import pointwise
 from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
 from . import graph as _graph
-from .graph import (AccumulateGrad, VersionCounter, backward as _engine_backward,
-                    mark_changed_in_place)
+from .graph import AccumulateGrad, VersionCounter, backward as _engine_backward
 from . import (tensor_arithmetic, tensor_backward, tensor_functions, tensor_indexing,
                tensor_inplace, tensor_math, tensor_rules, tensor_shape)
 from .tensor_arithmetic import ArithmeticMethods
@@ -149,8 +148,6 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
         if counter is None:
             counter = self._version_counter = VersionCounter()
         counter._version += 1
-        # The clock of changes, for the nodes that are not Ops yet (graph._InPlace).
-        mark_changed_in_place(self._data)
 
     # ----------------------------------------------------------------- autograd attributes
 
@@ -356,12 +353,10 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
             raise RuntimeError("data set to a tensor that requires gradients must be floating "
                                f"point or complex dtype, not {value.dtype}: convert it first "
                                "(t.float())")
-        if value._data is not self._data:
-            # Not an in-place change: the version stays (as in PyTorch). But an op that
-            # saved this tensor saved its old array: its backward refuses (Op._check_versions
-            # sees another array; the clock tells the nodes that are not Ops yet).
-            mark_changed_in_place(self._data)
-            self._data = value._data
+        # Not an in-place change: the version stays (as in PyTorch). But a node that saved
+        # this tensor saved its old array: its backward refuses (graph.check_saved_versions
+        # sees another array).
+        self._data = value._data
 
     # ----------------------------------------------------------------- basic properties
 

@@ -7,6 +7,7 @@ import numpy as np
 from . import dtypes
 from .ops import arithmetic, linalg, selection
 from .ops import shape as ops_shape
+from .ops.op import saving_versions_of
 from .tensor_rules import _broadcast_error, _needs_grad
 
 # Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
@@ -180,6 +181,7 @@ def where(condition, input=None, other=None):
     if t is None:
         y = np.asarray(y).astype(x.dtype)
     try:
-        return selection.WhereBackward0.run((input, t), x, y, condition=cond)
+        return saving_versions_of(selection.WhereBackward0.run((input, t), x, y, condition=cond),
+                                  condition if isinstance(condition, Tensor) else None)
     except ValueError:
         raise _broadcast_error(x, y, "where") from None

@@ -12,7 +12,8 @@ import numpy as np
 from . import dtypes
 from . import derivatives as d
 from .ops import indexing
-from .graph import _GradMode, _check_saved_unchanged
+from .ops.op import saving_versions_of
+from .graph import _GradMode
 from .tensor_rules import _Number, _number_as, _one_dim
 
 # Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
@@ -233,13 +234,8 @@ def _unchanged_view_nodes(tensors):
     nodes = []
     for t in tensors:
         node = t._grad_fn
-        if node is None:
-            continue
-        if getattr(node, "viewed", None) is not None or getattr(node, "versions", None):
-            try:
-                _check_saved_unchanged(node)
-            except RuntimeError:
-                continue
+        viewed = getattr(node, "viewed", None)
+        if viewed is not None and viewed[0]._version == viewed[1]:  # (counter, version, ...)
             nodes.append(node)
     return nodes
 
@@ -247,26 +243,14 @@ def _unchanged_view_nodes(tensors):
 def _forget_viewed(node):
     """A view node whose memory is about to change through this very view: the change is
     recorded (CopySlices), so what used the view before may still backward."""
-    if getattr(node, "viewed", None) is not None:
-        node.viewed = None
-    else:  # an Op view: forgotten as well, whatever changes its memory later
-        node.versions[0] = _ANY_VERSION
+    node.viewed = None
 
 
-class _AnyVersion:
-    """A version that every version equals: a forgotten view node's expectation."""
-    __slots__ = ()
-
-    def __eq__(self, other):
-        return True
-
-    def __ne__(self, other):
-        return False
-
-    __hash__ = object.__hash__
-
-
-_ANY_VERSION = _AnyVersion()
+def _index_tensors(key):
+    """The tensors in an index (``x[idx]``, ``x[i, mask]``): backward checks their versions
+    when their arrays were saved."""
+    items = key if type(key) in (tuple, list) else (key,)
+    return [k for k in items if isinstance(k, Tensor)]
 
 
 def _assigned(tensor, key, value):
@@ -302,7 +286,9 @@ class IndexingMethods:
         try:
             index, advanced = _to_index(key, a)
             if advanced is not None:
-                return indexing.IndexBackward0.run((self,), a, first=index, key=advanced)
+                return saving_versions_of(
+                    indexing.IndexBackward0.run((self,), a, first=index, key=advanced),
+                    *_index_tensors(key))
             if _GradMode.enabled:
                 node_class = indexing.view_node_class(index, a.shape) if self._requires_grad \
                     else indexing.SliceBackward0
@@ -345,9 +331,9 @@ class IndexingMethods:
             return
         if recorded:
             node_class = d.CopySlices if advanced is None else d.IndexPutBackward0
-            node = node_class(_edges(self, t), advanced if advanced is not None else index,
-                              t.shape if t is not None else (),
-                              index if advanced is not None else None)
+            node = node_class(_edges(self, t), (a.shape, t._data.shape if t is not None else ()),
+                              advanced if advanced is not None else index,
+                              index if advanced is not None else None, _index_tensors(key))
         try:
             if advanced is None:
                 a[index] = v
@@ -394,5 +380,5 @@ class IndexingMethods:
                                    f"size {a1.shape[dim]}")
         key = list(np.indices(idx1.shape, sparse=True))
         key[dim] = idx1
-        return indexing.GatherBackward0.run((self,), a, key=tuple(key), index=idx1,
-                                             shape=idx.shape)
+        return saving_versions_of(indexing.GatherBackward0.run(
+            (self,), a, key=tuple(key), index=idx1, shape=idx.shape), index)

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import derivatives as d
-from .graph import _GradMode, note_viewed, saved_output_is
+from .graph import _GradMode, saved_output_is
 from .tensor_functions import tensor_from
 from .tensor_indexing import _edges, _forget_viewed, _unchanged_view_nodes
 from .tensor_rules import (_bool_subtraction_error, _broadcast_error, _can_hold, _cannot_hold,
@@ -159,15 +159,14 @@ class InPlaceMethods:
         unchanged = _unchanged_view_nodes(chain)
         np.copyto(self._data, result._data, casting="unsafe")
         self._bump_version()
-        node = d.ViewCopySlices((old, _edge(result)), path)
+        node = d.ViewCopySlices((old, _edge(result)), (root._data.shape, self._data.shape), path)
         root._set_grad_fn(node)
         # This view and the views it was made from are views of the new root now. Their old
         # nodes stay in the graph of what used them before the change, which was right.
         for old_node in unchanged:
             _forget_viewed(old_node)
         for depth, t in zip(range(len(path), 0, -1), chain):
-            t._set_grad_fn(note_viewed(d.AsStridedBackward0((node,), root._data.shape,
-                                                            path[:depth]), root._data, t._data))
+            t._set_grad_fn(d.AsStridedBackward0((node,), root._data.shape, path[:depth], root))
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
@@ -358,7 +357,7 @@ class InPlaceMethods:
         _writable(self._data).fill(0)
         self._bump_version()
         if recorded:
-            self._set_grad_fn(d.ZeroBackward0((_edge(self),)))
+            self._set_grad_fn(d.ZeroBackward0((_edge(self),), (self._data.shape,)))
         return self
 
     def fill_(self, value):
@@ -385,9 +384,10 @@ class InPlaceMethods:
         self._bump_version()
         if recorded:
             if value_tensor is None:
-                self._set_grad_fn(d.FillBackward2((_edge(self),)))
+                self._set_grad_fn(d.FillBackward2((_edge(self),), (self._data.shape,)))
             else:
                 self._set_grad_fn(d.FillBackward3(_edges(self, value_tensor),
+                                                  (self._data.shape, ()),
                                                   value_tensor._data.dtype))
         return self
 
@@ -404,7 +404,8 @@ class InPlaceMethods:
             raise _broadcast_error(self._data, src_t._data, "copy_") from None
         self._bump_version()
         if recorded:
-            self._set_grad_fn(d.CopyBackwards(_edges(self, src_t), src_t._data.shape,
+            self._set_grad_fn(d.CopyBackwards(_edges(self, src_t),
+                                              (self._data.shape, src_t._data.shape),
                                               src_t._data.dtype))
         return self
 

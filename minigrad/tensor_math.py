@@ -15,6 +15,7 @@ import numpy as np
 from . import dtypes
 from .ops import activations, arithmetic, pointwise, reductions, selection, sorting
 from .ops import softmax as softmax_ops
+from .ops.op import saving_versions_of
 from .graph import _GradMode
 from .tensor_functions import _addc, _pairwise
 from .tensor_rules import (_bound_as_number, _broadcast_error, _int_bounds, _number_as, _one_dim,
@@ -180,8 +181,10 @@ class MathMethods:
                                "can be filled with a value that requires grad")
         try:
             if value_tensor is None:
-                return selection.MaskedFillBackward0.run((self,), a, mask=m, value=fill)
-            return selection.MaskedFillBackward1.run((self, value_tensor), a, fill, mask=m)
+                out = selection.MaskedFillBackward0.run((self,), a, mask=m, value=fill)
+            else:
+                out = selection.MaskedFillBackward1.run((self, value_tensor), a, fill, mask=m)
+            return saving_versions_of(out, mask)
         except ValueError:
             raise _broadcast_error(a, m, "masked_fill") from None
 

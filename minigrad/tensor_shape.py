@@ -183,7 +183,7 @@ class ShapeMethods:
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                                f"{self._data.ndim}D. Use transpose(dim0, dim1).")
-        return ops_shape.TBackward0.run((self,), self._data)
+        return ops_shape.TBackward0.run_view_of(self)
 
     @property
     def T(self):

@@ -1,10 +1,17 @@
 """Chapter 2's exercise checks accept the right answers and reject wrong ones, never raising."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 import minigrad as mg
+from minigrad import teach
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch02
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_computation_graph.ipynb"
 
 
 # ---------------------------------------------------------------- exercise 1: leaves
@@ -158,3 +165,156 @@ def test_count_nodes_odd_answers():
     assert "returned None" in repr(ch02.check_count_nodes(lambda t: None))
     assert "raised AttributeError" in repr(ch02.check_count_nodes(lambda t: t.nodes))
     assert "return a number" in repr(ch02.check_count_nodes(lambda t: "3"))
+
+
+# ---------------------------------------------------------------- exercise 4: define-by-run
+
+def notebook_function(name):
+    """A function the chapter's notebook defines in a cell of its own (``def name(...)``)."""
+    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
+    sources = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    source = next(s for s in sources if s.startswith(f"def {name}("))
+    names = {}
+    exec(source, names)
+    return names[name]
+
+
+def test_dynamic_reference_numbers():
+    assert ch02.dynamic_quiz_answer() == (7, [-16.0, -16.0])
+
+
+def test_notebook_defines_the_same_function_as_the_check():
+    mine = notebook_function("grow_then_sum")
+    for values in ([1.0, 2.0], [3.0, -5.0], [0.5, -1.0], [-0.1, 0.2], [20.0, 1.0]):
+        a, b = mg.tensor(values, requires_grad=True), mg.tensor(values, requires_grad=True)
+        out_a, out_b = mine(a), ch02.grow_then_sum(b)
+        assert out_a.item() == out_b.item()
+        assert ch02.count_nodes_reference(out_a) == ch02.count_nodes_reference(out_b)
+
+
+def test_the_graph_differs_with_the_input():
+    small, big = mg.tensor([1.0, 2.0], requires_grad=True), mg.tensor([3.0, -5.0],
+                                                                        requires_grad=True)
+    out_small, out_big = ch02.grow_then_sum(small), ch02.grow_then_sum(big)
+    assert ch02.count_nodes_reference(out_small) == 5
+    assert ch02.count_nodes_reference(out_big) == 4
+    assert type(out_small.grad_fn).__name__ == "SumBackward0"
+    assert type(out_big.grad_fn).__name__ == "NegBackward0"
+
+
+@pytest.mark.parametrize("nodes", [7, 7.0, mg.tensor(7)])
+@pytest.mark.parametrize("grad", [[-16, -16], (-16.0, -16.0), mg.tensor([-16.0, -16.0])])
+def test_dynamic_right_answers(nodes, grad):
+    result = ch02.check_dynamic_graph(nodes, grad)
+    assert result, result
+    assert "all parts right" in repr(result)
+
+
+def test_dynamic_the_learners_own_run_passes():
+    x_new = mg.tensor([0.5, -1.0], requires_grad=True)
+    out_new = ch02.grow_then_sum(x_new)
+    nodes = count_nodes(out_new)
+    out_new.backward()
+    assert ch02.check_dynamic_graph(nodes, x_new.grad)
+
+
+def test_dynamic_answers_from_the_examples_fail():
+    # copying the chapter's printed numbers does not pass
+    assert not ch02.check_dynamic_graph(5, [8.0, 8.0])
+    assert not ch02.check_dynamic_graph(4, [-2.0, -2.0])
+
+
+@pytest.mark.parametrize("nodes, words", [
+    (6, "missing"),            # forgot AccumulateGrad, or the NegBackward0
+    (5, "missing"),            # one doubling too few
+    (9, "more than"),          # counted the norm and the comparison
+    (8, "more than"),          # one doubling too many
+    (7.5, "whole number"),
+    ("seven", "whole number"),
+])
+def test_dynamic_wrong_node_counts(nodes, words):
+    result = ch02.check_dynamic_graph(nodes, [-16.0, -16.0])
+    text = repr(result)
+    assert not result and words in text
+    assert "1 of 2 parts right" in text
+    assert "7 nodes" not in text and " 7 " not in text
+
+
+@pytest.mark.parametrize("grad, words", [
+    ([16.0, 16.0], "sign"),    # the other branch of the if
+    ([-8.0, -8.0], "size"),    # one doubling too few
+    ([-32.0, -32.0], "size"),  # one too many
+    ([8.0, -16.0], "power of 2"),
+    ([-16.0], "2 numbers"),
+    ("-16", "2 numbers"),
+])
+def test_dynamic_wrong_gradients(grad, words):
+    result = ch02.check_dynamic_graph(7, grad)
+    text = repr(result)
+    assert not result and words in text
+    assert "[-16.0, -16.0]" not in text
+
+
+def test_dynamic_no_answer_and_odd_answers_never_raise():
+    result = ch02.check_dynamic_graph(None, MISSING)
+    assert not result and repr(result).count("no answer yet") == 2
+    for odd in (object(), ..., mg.ones(3, 3), [[1.0], [2.0, 3.0]], True):
+        assert not ch02.check_dynamic_graph(odd, odd)
+
+
+def test_dynamic_agrees_with_pytorch():
+    torch = pytest.importorskip("torch")
+    mine = notebook_function("grow_then_sum")
+    x_new = torch.tensor([0.5, -1.0], requires_grad=True)
+    out_new = mine(x_new)
+    nodes = ch02.count_nodes_reference(out_new)
+    out_new.backward()
+    assert ch02.check_dynamic_graph(nodes, x_new.grad)
+
+
+# ---------------------------------------------------------------- two drawings side by side
+
+def two_drawings():
+    from minigrad import teach
+    drawings = {}
+    for values in ([1.0, 2.0], [3.0, -5.0]):
+        x = mg.tensor(values, requires_grad=True)
+        out = ch02.grow_then_sum(x)
+        drawings[f"x = {values}"] = teach.draw_graph(out, names={"x": x}, view="grad_fn",
+                                                     rankdir="TB", legend=False)
+    return teach.side_by_side(drawings)
+
+
+def test_side_by_side_text_has_each_caption_with_its_node_count():
+    text = repr(two_drawings())
+    assert text.startswith("x = [1.0, 2.0] · 5 nodes\ncomputation graph")
+    assert "\n\nx = [3.0, -5.0] · 4 nodes\ncomputation graph" in text
+    assert "NegBackward0" in text and "0x" not in text
+
+
+def test_side_by_side_svg_holds_both_drawings_next_to_each_other():
+    pytest.importorskip("graphviz")
+    import shutil
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz's dot is not installed")
+    shown = two_drawings()
+    svg = shown._repr_mimebundle_()["image/svg+xml"]
+    assert svg.startswith("<svg xmlns=") and svg.rstrip().endswith("</svg>")
+    assert svg.count("<svg") == 3 and "<?xml" not in svg
+    xs = [float(v) for v in re.findall(r'<svg x="([\d.]+)"', svg)]
+    assert xs[0] == 0 and xs[1] > 100          # the second drawing starts right of the first
+    assert "x = [1.0, 2.0] · 5 nodes" in svg and "x = [3.0, -5.0] · 4 nodes" in svg
+    assert svg == two_drawings().svg()          # deterministic
+
+
+def test_side_by_side_without_dot_shows_the_text(monkeypatch):
+    import graphviz
+    shown = two_drawings()
+
+    def no_dot(*args, **kwargs):
+        raise graphviz.ExecutableNotFound(["dot"])
+    for drawing in shown.drawings.values():
+        monkeypatch.setattr(drawing, "pipe", no_dot)
+    bundle = shown._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle
+    assert "apt-get install graphviz" in bundle["text/plain"]

@@ -61,3 +61,131 @@ def test_checks_never_raise_on_odd_answers():
     for odd in ([1, 2], mg.ones(2, 2), object(), "twelve", ...):
         assert not ch04.check_set_to_none(odd, odd)
         assert not ch04.check_two_paths(odd, odd)
+
+
+# ---------------------------------------------------------------- exercise 3: a hook
+
+def run_hook(hook_body, calls=2):
+    """Exercise 3's code with ``hook_body(grad, arrived, w)`` as the hook: (arrived, w)."""
+    w = mg.tensor([0.5, -2.0], requires_grad=True)
+    loss = (w ** 3 - 4 * w).sum()
+    arrived = []
+    handle = w.register_hook(lambda grad: hook_body(grad, arrived, w))
+    for _ in range(calls):
+        loss.backward(retain_graph=True)
+    handle.remove()
+    return arrived, w
+
+
+def right_hook(grad, arrived, w):
+    arrived.append(grad.tolist())
+    return grad.clamp(-2.0, 2.0)
+
+
+def test_hook_reference_numbers():
+    assert ch04.hook_quiz_answer() == ([[-3.25, 8.0], [-3.25, 8.0]], [-4.0, 4.0])
+
+
+def test_hook_right_answers_in_any_form():
+    arrived, w = run_hook(right_hook)
+    assert ch04.check_clip_hook(arrived, w.grad)
+    assert ch04.check_clip_hook([mg.tensor(a) for a in arrived], w.grad.tolist())
+    assert ch04.check_clip_hook(tuple(arrived), (-4.0, 4.0))
+    result = ch04.check_clip_hook(arrived, w.grad)
+    assert "all parts right" in repr(result)
+
+
+def test_hook_the_examples_numbers_do_not_pass():
+    # section 7's numbers: 12 arriving twice, x.grad 24
+    assert not ch04.check_clip_hook([[12.0], [12.0]], [24.0])
+
+
+def test_hook_that_forgets_to_return_the_clipped_gradient():
+    def no_return(grad, arrived, w):
+        arrived.append(grad.tolist())
+        grad.clamp(-2.0, 2.0)           # computed, but not returned
+    arrived, w = run_hook(no_return)
+    result = ch04.check_clip_hook(arrived, w.grad)
+    text = repr(result)
+    assert not result and "1 of 2 parts right" in text
+    assert "not clipped" in text and "returning" in text
+
+
+def test_hook_that_reads_grad_instead_of_what_arrived():
+    def reads_grad(grad, arrived, w):
+        arrived.append(w.grad)          # None on the first call, then the running tensor
+        return grad.clamp(-2.0, 2.0)
+    arrived, w = run_hook(reads_grad)
+    text = repr(ch04.check_clip_hook(arrived, w.grad))
+    assert "✗ arrived" in text and "None on the first call" in text
+
+
+def test_recording_grad_after_each_call_is_a_running_sum():
+    w = mg.tensor([0.5, -2.0], requires_grad=True)
+    loss = (w ** 3 - 4 * w).sum()
+    handle = w.register_hook(lambda grad: grad.clamp(-2.0, 2.0))
+    arrived = []
+    for _ in range(2):
+        loss.backward(retain_graph=True)
+        arrived.append(w.grad.tolist())  # .grad, not what arrived: [-2, 2], then [-4, 4]
+    handle.remove()
+    text = repr(ch04.check_clip_hook(arrived, w.grad))
+    assert "✗ arrived" in text and "running sum" in text and "✓ w.grad" in text
+    # the same tensor appended twice (no tolist()) is caught too
+    text = repr(ch04.check_clip_hook([w.grad, w.grad], w.grad))
+    assert "✗ arrived" in text and "running sum" in text
+
+
+def test_hook_that_records_after_clipping():
+    def clips_first(grad, arrived, w):
+        grad = grad.clamp(-2.0, 2.0)
+        arrived.append(grad.tolist())
+        return grad
+    arrived, w = run_hook(clips_first)
+    text = repr(ch04.check_clip_hook(arrived, w.grad))
+    assert "✗ arrived" in text and "before your hook changes it" in text
+
+
+def test_hook_with_one_backward_call_only():
+    arrived, w = run_hook(right_hook, calls=1)
+    text = repr(ch04.check_clip_hook(arrived, w.grad))
+    assert "1 entries" in text and "one call's clipped gradient" in text
+
+
+@pytest.mark.parametrize("arrived, w_grad", [
+    ([[-3.25, 8.0], [-3.25, 8.0]], [-4.0, 4.0, 0.0]),
+    ([[-3.25, 8.0, 1.0], [-3.25, 8.0]], [-4.0, 4.0]),
+])
+def test_hook_wrong_shapes(arrived, w_grad):
+    assert not ch04.check_clip_hook(arrived, w_grad)
+
+
+def test_hook_messages_do_not_give_the_answer():
+    for arrived, w_grad in ([[[0.0, 0.0]] * 2, [0.0, 0.0]], [[[1.0, 1.0]], [1.0, 1.0]]):
+        text = repr(ch04.check_clip_hook(arrived, w_grad))
+        assert "-3.25" not in text and "[-4.0, 4.0]" not in text
+
+
+def test_hook_no_answer_and_odd_answers_never_raise():
+    result = ch04.check_clip_hook(None, None)
+    assert not result and repr(result).count("no answer yet") == 2
+    for odd in ("twelve", 3, object(), ..., mg.ones(2, 2), mg.tensor(1.0), [object()],
+                [[1, 2], "x"], True):
+        assert not ch04.check_clip_hook(odd, odd)
+
+
+def test_hook_agrees_with_pytorch():
+    torch = pytest.importorskip("torch")
+    w = torch.tensor([0.5, -2.0], requires_grad=True)
+    loss = (w ** 3 - 4 * w).sum()
+    arrived = []
+
+    def clip_and_record(grad):
+        arrived.append(grad.tolist())
+        return grad.clamp(-2.0, 2.0)
+    handle = w.register_hook(clip_and_record)
+    loss.backward(retain_graph=True)
+    loss.backward(retain_graph=True)
+    handle.remove()
+    assert ch04.check_clip_hook(arrived, w.grad)
+    assert ch04.check_clip_hook([torch.tensor(a) for a in arrived], w.grad)

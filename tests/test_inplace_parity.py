@@ -401,3 +401,15 @@ def test_minigrad_never_records_a_write_into_an_integer_tensor(write, torch):
         if lib is mg:
             assert not x.requires_grad and x.grad_fn is None
     assert values[0] == values[1]
+
+
+def test_replacing_data_refuses_a_graph_that_saved_a_cast_of_the_old_array():
+    """A float32 tensor times a float64 one: the op saved a float64 copy of the old values,
+    which no longer stand for the tensor once ``w.data = ...`` gave it other memory."""
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = mg.tensor([3.0, 4.0], dtype=mg.float64, requires_grad=True)
+    loss = (w * y).sum()
+    w.data = mg.tensor([5.0, 6.0])
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*x\.data = "):
+        loss.backward()
+    assert y.grad is None

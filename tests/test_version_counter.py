@@ -281,3 +281,44 @@ def test_in_place_ops_under_no_grad_take_the_direct_path_and_keep_pytorch_errors
         assert i.tolist() == [2, 2, 2]
     np.testing.assert_array_equal(mg.ones(3).lerp_(mg.zeros(3), 0.75).numpy(),
                                   torch.ones(3).lerp_(torch.zeros(3), 0.75).numpy())
+
+
+def _changed_index_refuses(lib, name):
+    """Change in place the index, mask or target an op saved (not an input of its gradient):
+    does backward refuse?"""
+    x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    mask = lib.tensor([[True, False, True], [False, True, False]])
+    rows = lib.tensor([[0, 1, 0], [1, 0, 1]])
+    vector = lib.tensor([0, 1])
+    h = x * x
+    made = {
+        "masked_fill": lambda: (h.masked_fill(mask, 0.0), mask),
+        "where": lambda: (lib.where(mask, h, x), mask),
+        "embedding": lambda: (lib.nn.functional.embedding(vector, h), vector),
+        "scatter": lambda: (h.scatter(0, rows, x), rows),
+        "scatter_add": lambda: (h.scatter_add(0, rows, x), rows),
+        "index_add": lambda: (h.index_add(0, vector, x), vector),
+        "index_fill": lambda: (h.index_fill(1, vector, 0.0), vector),
+        "index_select": lambda: (h.index_select(1, vector), vector),
+        "take": lambda: (h.take(vector), vector),
+        "masked_select": lambda: (h.masked_select(mask), mask),
+        "nll_loss": lambda: (lib.nn.functional.nll_loss(h, vector), vector),
+    }
+    y, index = made[name]()
+    with lib.no_grad():
+        if index.dtype == lib.bool:
+            index.fill_(True)
+        else:
+            index.mul_(1)
+    try:
+        (y * y).sum().backward()
+    except RuntimeError as error:
+        return "modified by an inplace operation" in str(error)
+    return False
+
+
+@pytest.mark.parametrize("name", ["masked_fill", "where", "embedding", "scatter", "scatter_add",
+                                  "index_add", "index_fill", "index_select", "take",
+                                  "masked_select", "nll_loss"])
+def test_changing_a_saved_index_mask_or_target_refuses_as_in_pytorch(name, torch):
+    assert _changed_index_refuses(mg, name) == _changed_index_refuses(torch, name) is True

@@ -13,7 +13,7 @@ import functools
 import numpy as np
 
 from .. import graph
-from ..graph import Node, is_grad_enabled, no_grad
+from ..graph import Node, check_saved_versions, is_grad_enabled, no_grad, saved_version
 from ..tensor import Tensor, _edge, _wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -50,8 +50,14 @@ class _FunctionNode(Node):
     """The node of one call of a custom Function: wraps gradients in Tensors for the
     user's ``backward`` and unwraps what it returns."""
 
-    __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources")
+    # kept: graph.saved_version's entry for each saved tensor: checked before backward.
+    __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources", "kept")
     twice_differentiable = True
+
+    def check_saved(self):
+        """PyTorch's error if a tensor ``ctx.save_for_backward`` kept was changed in place
+        since (or got other memory by ``x.data = ...``)."""
+        check_saved_versions(self, self.kept)
 
     def apply(self, grad):
         if isinstance(grad, Tensor):  # create_graph=True: record the user's backward
@@ -113,6 +119,7 @@ class _FunctionNode(Node):
             self.saved = None
             self.ctx._saved = ()
             self.tensors = None
+            self.kept = ()
 
 
 class Function:
@@ -178,6 +185,8 @@ class Function:
             node.shapes = [t._data.shape for t in tensors]
             node.tensors = tensors
             node.sources = [_source(t, returned, tensors) for t in to_save]
+            node.kept = [saved_version(output, None) if source == _OUTPUT else saved_version(t)
+                         for t, source in zip(to_save, node.sources) if t is not None]
             ctx._node = node
             output._set_grad_fn(node)
         return output

@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 
 from ..ops import linalg
+from ..ops.op import saving_versions_of
+from ..ops.shape import TBackward0
 from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
 from ..tensor import _wrap
@@ -127,7 +129,7 @@ def linear(input, weight, bias=None):
         batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
         return batch.view(*x.shape[:-1], w.shape[0])
     # As in PyTorch: the weight reaches the product through a transpose node.
-    w_t = weight.t()
+    w_t = TBackward0.run_view_of(weight)  # weight.t()
     if bias is None:
         return linalg.MmBackward0.run((input, w_t), x, w_t._data)
     return linalg.AddmmBackward0.run((bias, input, w_t), bias._data, x, w_t._data)
@@ -198,7 +200,8 @@ def embedding(input, weight, padding_idx=None):
         bad = indices[(indices < 0) | (indices >= rows)].flat[0]
         raise IndexError(f"index out of range in self: index {bad} is not a row of the "
                          f"embedding's weight, whose {rows} rows go from 0 to {rows - 1}")
-    return EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx)
+    return saving_versions_of(
+        EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx), input)
 
 
 from .activations_more import (cosine_similarity, elu, hardtanh, kl_div, logsigmoid,  # noqa: E402

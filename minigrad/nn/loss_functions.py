@@ -15,6 +15,8 @@ import numpy as np
 
 from .. import dtypes
 from ..ops import losses as loss_ops
+from ..graph import saved_version
+from ..ops.op import saving_versions_of
 from ..ops.losses import MseLossBackward0  # noqa: F401  (F.MseLossBackward0, shown in chapter 7)
 from ..tensor import Tensor, _broadcast_error, _wrap
 from ._arguments import _expect_tensor
@@ -194,7 +196,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
                            "with the same shape as the input")
     logp, labels = input._data, target._data
     if weight is None and ignore_index < 0 and logp.ndim == 2 and labels.ndim == 1:
-        fast = _nll_loss_batch(input, logp, labels, reduction)
+        fast = _nll_loss_batch(input, target, logp, labels, reduction)
         if fast is not None:  # None: something to report, which the general path does
             return fast
     if logp.ndim == 0:
@@ -238,9 +240,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     else:
         picked_weight = weight._data.astype(logp.dtype)[safe] * valid
     node_cls = loss_ops.NllLoss2DBackward0 if logp.ndim == 4 else loss_ops.NllLossBackward0
-    return node_cls.run((input,), logp, key=key, labels=labels, picked_weight=picked_weight,
-                        valid=valid, class_dim=class_dim, reduction=reduction,
-                        total=picked_weight.sum())
+    return saving_versions_of(node_cls.run(
+        (input,), logp, key=key, labels=labels, picked_weight=picked_weight, valid=valid,
+        class_dim=class_dim, reduction=reduction, total=picked_weight.sum()), target)
 
 
 def _refuse_target_shape(input, target):
@@ -262,18 +264,21 @@ def _refuse_target_shape(input, target):
                      f"input of shape {list(input.shape)}, got {list(target.shape)}")
 
 
-def _nll_loss_batch(input, logp, labels, reduction):
+def _nll_loss_batch(input, target, logp, labels, reduction):
     """The common case, (N, C) log-probabilities with N labels, no weights and none ignored,
     in a few numpy calls; None when a label is out of range, for nll_loss to report."""
     n = len(labels)
-    if n == 0 or n != len(logp) or labels.min() < 0:
+    if n == 0 or n != len(logp) or np.minimum.reduce(labels) < 0:  # (labels.min(), faster)
         return None
     rows = np.arange(n)
     try:
-        return loss_ops.NllLossBackward0.run((input,), logp, key=(rows, labels), labels=labels,
+        loss = loss_ops.NllLossBackward0.run((input,), logp, key=(rows, labels), labels=labels,
                                              reduction=reduction, total=n)
     except IndexError:  # a label >= C
         return None
+    if loss._grad_fn is not None:  # the labels are saved: check the target's version too
+        loss._grad_fn.kept.append(saved_version(target))  # (saving_versions_of, inlined)
+    return loss
 
 
 # ------------------------------------------------------------------------------ cross-entropy

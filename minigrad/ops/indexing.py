@@ -20,7 +20,6 @@ Arguments arrive already checked by the functions in ``minigrad/shape_ops.py`` a
 
 import numpy as np
 
-from ..graph import Node
 from . import formulas
 from .op import Op
 
@@ -162,18 +161,17 @@ def _view_at(array, path):
 class AsStridedBackward0(Op):
     """A view ``root[path]`` made again after an in-place change of it (PyTorch's name):
     the gradient goes back into the viewed part of zeros of the root's shape. Made by
-    ``Tensor``'s in-place machinery as ``AsStridedBackward0((node,), shape, path)``, not by
-    ``run``: the op was done by an in-place change, not by a forward pass."""
-    __slots__ = ("path", "viewed")
+    ``Tensor``'s in-place machinery as ``AsStridedBackward0((node,), shape, path, root)``,
+    not by ``run``: the op was done by an in-place change, not by a forward pass. ``root``,
+    the tensor it views (None: nothing to check), must not change in place afterwards."""
+    __slots__ = ("path",)
     is_view = True
-    is_op = False  # checked as the legacy nodes are, by the array it viewed (note_viewed)
 
-    def __init__(self, inputs, shape, path):
-        Node.__init__(self, inputs)
+    def __init__(self, inputs, shape, path, root=None):
+        super().__init__(inputs, (shape,))
         self.path = path
-        self.shapes = (shape,)
-        self.sources = ()
-        self.tensors = (None,)
+        if root is not None:
+            self.viewed = (root._counter(), root._version, root)
 
     def backward(self, grad):
         shape = self.input_shape(0)

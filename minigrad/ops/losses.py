@@ -23,6 +23,7 @@ __all__ = ["MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0",
            "reduced", "softplus"]
 
 _ndarray = np.ndarray
+_add_reduce = np.add.reduce  # what ndarray.sum calls, without its Python wrapper (each step)
 
 
 def reduced(losses, reduction, divisor):
@@ -31,7 +32,7 @@ def reduced(losses, reduction, divisor):
     if reduction == "mean":
         if not divisor:  # nothing counted (no element, or every target ignored): nan
             return np.asarray(np.nan, dtype=losses.dtype)
-        return np.asarray(losses.sum() / divisor, dtype=losses.dtype)
+        return np.asarray(_add_reduce(losses, None) / divisor, dtype=losses.dtype)
     if reduction == "sum":
         return np.asarray(losses.sum(), dtype=losses.dtype)
     return losses
@@ -223,8 +224,8 @@ class NllLossBackward0(Op):
             scale = picked_weight * scale
         if valid is not None:  # 0, even when all are ignored (total 0: scale is inf)
             scale = formulas.keep_where(valid, scale)
-        shape = self.input_shape(0)
-        if _is_array(grad):
+        shape = self.shapes[0]
+        if type(grad) is _ndarray or _is_array(grad):
             out = np.zeros(shape, dtype=grad.dtype)
             out[self.key] = scale  # each (sample, position) has one target: no repeats
             return out

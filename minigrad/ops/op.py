@@ -28,15 +28,15 @@ broadcasting, ``formulas.sum_to``), so a formula never has to.
 
 import numpy as np
 
-from ..graph import (FREED_MESSAGE, Node, VersionCounter, _GradMode, _InPlace, _sequence,
-                     changed_error, changed_since, version_error)
+from ..graph import (FREED_MESSAGE, Node, _GradMode, _sequence, changed_error,
+                     check_saved_versions, saved_version)
 from . import formulas
 
-__all__ = ["Op"]
+__all__ = ["Op", "saving_versions_of"]
 
 _new = object.__new__
 _ndarray = np.ndarray
-_OUTPUT = -1  # where a saved value came from: the op's own output
+_OUTPUT = "output"  # where a saved value came from: the op's own output
 _NOTHING_NEEDED = [(None,) * n for n in range(8)]  # the inputs of an op that records nothing
 
 
@@ -46,16 +46,16 @@ class Op(Node):
 
     # shapes: each input's shape, as forward saw it (gradients are summed back to it).
     # What was saved, set only when something was (or for a view):
-    # sources: for each saved value, where it came from: an input's index, the op's own
-    # output (_OUTPUT), or neither (None: an array forward computed, a constant).
-    # tensors: the input Tensors whose arrays were saved (None for the others, so that an
-    # input nothing saved can be freed, as in PyTorch), for create_graph and the checks.
-    # versions: the version of each of those tensors when the op ran, and output_version
-    # the saved output's (counter, version).
-    __slots__ = ("shapes", "sources", "tensors", "versions", "output_version")
+    # sources: for each saved value, where it came from, for create_graph: the input
+    # Tensor whose array it is, the op's own output (_OUTPUT), or neither (None: an array
+    # forward computed, a constant). Only the inputs something saved are kept: the others
+    # can be freed, as in PyTorch.
+    # kept: graph.saved_version's entry for each tensor whose memory a saved value is (or
+    # views), the output included, checked before backward; viewed, for a view op, its
+    # input's (counter, version, tensor).
+    __slots__ = ("shapes", "sources", "kept", "viewed")
 
     twice_differentiable = True
-    is_op = True
     # A view op's output shares its input's memory, so it shares its version counter too:
     # changing one in place changes the other (PyTorch's views, chapter 5).
     is_view = False
@@ -71,6 +71,15 @@ class Op(Node):
     def backward(self, grad, *saved):
         """The gradient of each input, from the output's gradient and the saved values."""
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+    def __init__(self, inputs, shapes):
+        """The node of an op that ``run`` did not compute (an in-place change made it:
+        ``fill_``, ``copy_``, ``x[key] = v``): ``inputs`` are its inputs' nodes, ``shapes``
+        their shapes. It saves nothing unless its own ``__init__`` says so."""
+        Node.__init__(self, inputs)
+        self.shapes = shapes
+        self.sources = self.kept = ()
+        self.viewed = None
 
     def save_for_backward(self, *values):
         """Keep ``values`` (inputs, the output, or other arrays forward computed): backward
@@ -94,13 +103,11 @@ class Op(Node):
             arrays = tuple([t._data for t in tensors])
         op = _new(cls)
         op.saved = ()
-        recording = False
-        if _GradMode.enabled:
-            for t in tensors:
-                if t is not None and t._requires_grad:
-                    recording = True
-                    break
-        if not recording:
+        # The node each input's gradient goes to; None when nothing is recorded (grad mode
+        # is off, or no input requires grad). Linked before forward runs: forward may ask
+        # needs_input_grad.
+        inputs = _edges(tensors, cls.edge) if _GradMode.enabled else None
+        if inputs is None:
             op.inputs = _NOTHING_NEEDED[len(tensors)]
             out = op.forward(*arrays, **options)
             if type(out) is not _ndarray:
@@ -109,11 +116,8 @@ class Op(Node):
             if cls.is_view:
                 result._version_counter = tensors[0]._counter()
             return result
-        # Link the node to its inputs' nodes before forward runs: forward may ask
-        # needs_input_grad. (Node.__init__'s work, written out: this runs for every op.)
-        op.inputs = _edges(tensors, cls.edge)
+        op.inputs = inputs  # (Node.__init__'s work, written out: this runs for every op)
         op.seq = next(_sequence)
-        op.made_at = _InPlace.clock
         op.retained = None
         out = op.forward(*arrays, **options)
         if type(out) is not _ndarray:
@@ -124,69 +128,80 @@ class Op(Node):
             op._remember_saved(tensors, arrays, out, result)
         return result
 
+    @classmethod
+    def run_view_of(cls, tensor):
+        """``run((tensor,))`` for a view op with one input, no options and nothing saved
+        (``TBackward0``: every linear layer transposes its weight): the same tensor and
+        node, with run's steps written out for that one case (about 0.5 us less)."""
+        op = _new(cls)
+        op.saved = ()
+        edge = cls.edge(tensor) if _GradMode.enabled else None
+        op.inputs = (edge,)  # before forward, as in run
+        out = op.forward(tensor._data)
+        if type(out) is not _ndarray:
+            out = op._own_output(out)
+        counter = tensor._counter()
+        if edge is None:
+            result = cls.wrap(out)
+        else:
+            op.seq = next(_sequence)
+            op.retained = None
+            op.shapes = (tensor._data.shape,)
+            op.sources = op.kept = ()
+            op.viewed = (counter, counter._version, tensor)
+            result = cls.wrap(out, op)
+        result._version_counter = counter
+        return result
+
     def _remember_saved(self, tensors, arrays, out, result):
         """Note where each saved value came from, keep the input tensors it belongs to and
-        their versions now (backward checks them: ``_check_versions``); a view shares its
+        their versions now (backward checks them: ``check_saved``); a view shares its
         input's version counter."""
-        kept = versions = None
+        self.viewed = None
         if self.is_view:
             base = tensors[0]
-            if not self.saved and len(tensors) == 1:  # (speed: t(), view(), expand, ...)
-                counter = result._version_counter = base._counter()
-                self.sources, self.tensors, self.versions = (), (base,), [counter._version]
+            counter = result._version_counter = base._counter()
+            self.viewed = (counter, counter._version, base)
+            if not self.saved:  # (speed: t(), view(), expand, ...)
+                self.sources = self.kept = ()
                 return
-            result._version_counter = base._counter()
-            kept, versions = [None] * len(tensors), [0] * len(tensors)
-            kept[0], versions[0] = base, base._version_counter._version
-        sources = []
+        sources, kept = [], []
         for value in self.saved:
-            if value is out:  # the output is saved: remember its version too
-                counter = result._version_counter
-                if counter is None:
-                    counter = result._version_counter = VersionCounter()
-                self.output_version = (counter, counter._version)
-                sources.append(_OUTPUT)
-                continue
-            i = _source(value, arrays)
-            sources.append(i)
-            if i is not None and tensors[i] is not None:
-                if kept is None:
-                    kept, versions = [None] * len(tensors), [0] * len(tensors)
-                t = kept[i] = tensors[i]
-                counter = t._version_counter
-                versions[i] = 0 if counter is None else counter._version
+            source = None  # None or a number, or an array forward computed: a constant
+            if type(value) is _ndarray:
+                if value is out:  # the output is saved: remember its version too
+                    source = _OUTPUT
+                    kept.append(saved_version(result, None))
+                else:
+                    i = _source(value, arrays)
+                    if i is None:  # a view of an input's memory is checked, a constant
+                        i = _viewed_input(value, arrays)
+                    else:
+                        source = tensors[i]
+                    if i is not None and tensors[i] is not None:
+                        kept.append(saved_version(tensors[i]))
+            sources.append(source)
         self.sources = sources
-        self.tensors = kept  # None: no input saved
-        self.versions = versions
+        self.kept = kept
 
-    def _check_versions(self):
+    def save_versions_of(self, *tensors):
+        """Tensors that are not inputs, whose arrays this op saved (index tensors, class
+        targets): changing one in place makes backward refuse too, as PyTorch's saved
+        tensors do. Call it on a recorded op (``result.grad_fn``)."""
+        if self.saved:
+            self.kept.extend([saved_version(t) for t in tensors if t is not None])
+
+    def check_saved(self):
         """Raise PyTorch's error if a tensor this op saved was changed in place since (its
-        version moved; ``versions`` holds each input's version when the op ran), or got other
-        memory by ``x.data = ...``. For a view op: if the memory it views was changed in
-        place, the view's values changed but its graph did not (minigrad does not rebuild
-        it as PyTorch does), so backward through it refuses."""
-        if not self.saved and not self.is_view:
-            return
-        tensors, versions = self.tensors, self.versions
-        if self.is_view and tensors[0]._version != versions[0]:
-            raise changed_error(self, tensors[0]._data, "viewed")
-        for value, source in zip(self.saved, self.sources):
-            if source == _OUTPUT:
-                counter, then = self.output_version
-                if counter._version != then:
-                    raise version_error(self, value, counter._version, then, self)
-                continue
-            t = None if source is None or tensors is None else tensors[source]
-            if t is None:
-                # an array of a tensor that is not an input (NllLoss's targets), or one forward
-                # made: no version to check, so the clock of changed memory tells
-                if type(value) is _ndarray and changed_since(value, self.made_at):
-                    raise changed_error(self, value, "saved")
-                continue
-            if t._version != versions[source]:
-                raise version_error(self, t._data, t._version, versions[source], t._grad_fn)
-            if t._data is not value and changed_since(value, self.made_at):
-                raise changed_error(self, value, "saved")  # t.data = another tensor
+        version moved), or got other memory by ``x.data = ...``. For a view op: if the memory
+        it views was changed in place, the view's values changed but its graph did not
+        (minigrad does not rebuild it as PyTorch does), so backward through it refuses."""
+        viewed = self.viewed
+        if viewed is not None and viewed[0]._version != viewed[1]:
+            raise changed_error(self, viewed[2]._data, "viewed")
+        for counter, then, tensor, array in self.kept:  # (check_saved_versions, inlined)
+            if counter._version != then or (tensor is not None and tensor._data is not array):
+                check_saved_versions(self, self.kept)  # raises the error
 
     def _own_output(self, scalar):
         """numpy returns a scalar, not an array, for ops on 0-dim arrays: the tensor needs
@@ -218,6 +233,10 @@ class Op(Node):
         if len(grads) == 2:  # (speed: the many two-input ops without a loop)
             a, b = grads
             return (_shaped(a, inputs[0], shapes[0]), _shaped(b, inputs[1], shapes[1]))
+        if len(grads) == 3:  # (speed: addmm, every linear layer)
+            a, b, c = grads
+            return (_shaped(a, inputs[0], shapes[0]), _shaped(b, inputs[1], shapes[1]),
+                    _shaped(c, inputs[2], shapes[2]))
         return tuple([_shaped(g, inputs[i], shapes[i]) for i, g in enumerate(grads)])
 
     def input_shape(self, i):
@@ -237,34 +256,50 @@ class Op(Node):
             if source is None:
                 result.append(value if value is None or not isinstance(value, _ndarray)
                               else wrap(value))
-            elif source == _OUTPUT:
+            elif source is _OUTPUT:
                 result.append(wrap(value, self))
+            elif source._data.dtype != value.dtype:
+                result.append(source.to(value.dtype))
             else:
-                t = None if self.tensors is None else self.tensors[source]
-                if t is None:
-                    result.append(value if not isinstance(value, _ndarray) else wrap(value))
-                elif t._data.dtype != value.dtype:
-                    result.append(t.to(value.dtype))
-                else:
-                    result.append(t)
+                result.append(source)
         return result
 
     def release(self):
         if self.saved:
             self.saved = None
-            self.tensors = None
+            self.sources = self.kept = ()
+
+
+def saving_versions_of(result, *tensors):
+    """``result``, a Tensor an Op just made, whose op also checks the versions of
+    ``tensors`` (index tensors, masks, targets whose arrays it saved): see
+    ``Op.save_versions_of``."""
+    node = result._grad_fn
+    if node is not None:
+        node.save_versions_of(*tensors)
+    return result
 
 
 def _edges(tensors, edge):
     """The node each input's gradient goes to (None for a number or a tensor that needs
-    none). Speed: one, two and three inputs (nearly every op) without building a list."""
+    none), or None when no input needs a gradient. Speed: one, two and three inputs (nearly
+    every op) without building a list, and the edges tell whether to record (one pass)."""
     n = len(tensors)
     if n == 1:
-        return (edge(tensors[0]),)
+        a = edge(tensors[0])
+        return None if a is None else (a,)
     if n == 2:
         a, b = tensors
-        return (None if a is None else edge(a), None if b is None else edge(b))
-    return tuple([None if t is None else edge(t) for t in tensors])
+        a = None if a is None else edge(a)
+        b = None if b is None else edge(b)
+        return None if a is None and b is None else (a, b)
+    if n == 3:  # addmm: a linear layer's bias, input and weight
+        a, b, c = tensors
+        edges = (None if a is None else edge(a), None if b is None else edge(b),
+                 None if c is None else edge(c))
+    else:
+        edges = tuple([None if t is None else edge(t) for t in tensors])
+    return None if edges.count(None) == n else edges
 
 
 def _shaped(grad, node, shape):
@@ -275,8 +310,8 @@ def _shaped(grad, node, shape):
 
 
 def _shapes(arrays):
-    """The shape of each input array (() for a number: it gets no gradient). Speed: one and
-    two inputs without building a list."""
+    """The shape of each input array (() for a number: it gets no gradient). Speed: one, two
+    and three inputs without building a list."""
     n = len(arrays)
     if n == 1:
         a = arrays[0]
@@ -284,13 +319,30 @@ def _shapes(arrays):
     if n == 2:
         a, b = arrays
         return (a.shape if type(a) is _ndarray else (), b.shape if type(b) is _ndarray else ())
+    if n == 3:
+        a, b, c = arrays
+        return (a.shape if type(a) is _ndarray else (), b.shape if type(b) is _ndarray else (),
+                c.shape if type(c) is _ndarray else ())
     return tuple([a.shape if type(a) is _ndarray else () for a in arrays])
+
+
+def _viewed_input(value, arrays):
+    """The index of the input array whose memory ``value`` (a saved array that is no
+    input) views, or None."""
+    base = value.base
+    if base is None:
+        return None
+    for i, array in enumerate(arrays):
+        if type(array) is _ndarray and (base is array or base is array.base):
+            return i
+    return None
 
 
 def _source(value, arrays):
     """Where a saved value came from: the index of the input array it is, or None (a
     number, or an array forward computed on the side: a constant of the graph)."""
-    for i, array in enumerate(arrays):
-        if value is array and type(value) is _ndarray:
-            return i
+    if type(value) is _ndarray:
+        for i, array in enumerate(arrays):
+            if value is array:
+                return i
     return None

@@ -154,6 +154,11 @@ class TBackward0(Op):
     def backward(self, grad):
         return grad.T if grad.ndim == 2 else grad
 
+    def apply(self, grad):
+        if type(grad) is np.ndarray and grad.ndim == 2:  # (speed: every linear layer's weight)
+            return (grad.T,)
+        return Op.apply(self, grad)
+
 
 def _part(grad, dim, key):
     """``grad[:, ..., key]`` with ``key`` at ``dim`` (an int: a copy, as np.take gives;

@@ -8,7 +8,7 @@ when first needed, so ``import minigrad`` (and even ``import minigrad.teach``) s
 import importlib
 
 _EXPORTS = {
-    "draw_graph": "drawing", "GraphDiagram": "drawing",
+    "draw_graph": "drawing", "GraphDiagram": "drawing", "side_by_side": "drawing",
     "plot_losses": "plots", "plot_curves": "plots", "plot_tangent": "plots",
     "plot_function": "plots", "Chart": "plots",
     "show_source": "source",

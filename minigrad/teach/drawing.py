@@ -13,6 +13,7 @@ deterministic text listing of nodes and edges everywhere else (and under nbval).
 graphviz's ``dot`` program, the listing is shown with a hint how to install it.
 """
 
+import html
 import re
 from collections import deque
 
@@ -28,7 +29,7 @@ INSTALL_HINT = ("(graphviz's `dot` program is not installed, so the graph is sho
                 "sudo apt-get install graphviz, or conda install graphviz)")
 MAX_VALUES = 6  # tensors with more elements are shown by their shape
 
-__all__ = ["draw_graph", "GraphDiagram"]
+__all__ = ["draw_graph", "GraphDiagram", "side_by_side", "SideBySide"]
 
 
 class GraphDiagram(graphviz.Digraph):
@@ -273,3 +274,65 @@ def _draw_legend(dot, view, stepper_view):
                     f'<TD ALIGN="LEFT">{text}  </TD>' for line, fill, text in rows)
     dot.attr(label=f'<<TABLE BORDER="0" CELLSPACING="4" CELLPADDING="1"><TR>{cells}</TR>'
                    '</TABLE>>', labelloc="b", labeljust="l", fontsize="10")
+
+
+# ------------------------------------------------------------------ several drawings side by side
+
+def _node_count(drawing):
+    """How many nodes ``drawing`` (a ``teach.draw_graph`` result) shows, from its listing."""
+    found = re.search(r"(\d+) nodes", drawing.listing)
+    return int(found.group(1)) if found else 0
+
+
+class SideBySide:
+    """Several drawings next to each other in one SVG image (an ``image/svg+xml`` output:
+    shown by JupyterLab, GitHub and the slides alike, no trusted HTML needed), each under a
+    caption that ends with its number of nodes; as text, each caption and its listing."""
+
+    GAP = 36      # points between two drawings
+    CAPTION = 22  # points above the drawings for the captions
+    CHAR = 7.5    # a generous width of one character of a caption, in points
+
+    def __init__(self, drawings):
+        self.drawings = {f"{caption} · {_node_count(drawing)} nodes": drawing
+                         for caption, drawing in dict(drawings).items()}
+
+    def __repr__(self):
+        return "\n\n".join(f"{caption}\n{drawing.listing}"
+                           for caption, drawing in self.drawings.items())
+
+    def svg(self):
+        """The combined SVG (raises graphviz.ExecutableNotFound without ``dot``)."""
+        parts, x, height = [], 0.0, 0.0
+        for caption, drawing in self.drawings.items():
+            svg = drawing.pipe(format="svg", encoding="utf-8")
+            svg = svg[svg.index("<svg"):]
+            width, tall = (float(v) for v in re.search(
+                r'width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups())
+            svg = re.sub(r'<svg width="[\d.]+pt" height="[\d.]+pt"',
+                         f'<svg x="{x:g}" y="{self.CAPTION}" width="{width:g}" '
+                         f'height="{tall:g}"', svg, count=1)
+            parts.append(f'<text x="{x + 4:g}" y="15" font-family="Helvetica,sans-serif" '
+                         f'font-size="13" font-weight="bold">{html.escape(caption)}</text>')
+            parts.append(svg)
+            column = max(width, 8 + self.CHAR * len(caption))  # the caption may be wider
+            x, height = x + column + self.GAP, max(height, tall)
+        width, height = x - self.GAP, height + self.CAPTION
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" '
+                f'xmlns:xlink="http://www.w3.org/1999/xlink" width="{width:g}pt" '
+                f'height="{height:g}pt" viewBox="0 0 {width:g} {height:g}">\n'
+                + "\n".join(parts) + "\n</svg>\n")
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        bundle = {"text/plain": repr(self)}
+        try:
+            bundle["image/svg+xml"] = self.svg()
+        except graphviz.ExecutableNotFound:
+            bundle["text/plain"] += "\n" + INSTALL_HINT
+        return bundle
+
+
+def side_by_side(drawings):
+    """``{caption: teach.draw_graph(...)}`` shown next to each other, each caption on top with
+    the drawing's number of nodes added."""
+    return SideBySide(drawings)

@@ -20,9 +20,11 @@ from ...ops import Op, arithmetic
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
 from ..checks import CheckResult, keeps_random_state
-from ..checks import no_answer as _no_answer
+from ..checks import all_parts as _all_parts
+from ..checks import no_answer as _no_answer, one_number as _one_number
 
-__all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes"]
+__all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes",
+           "check_dynamic_graph"]
 
 NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, then run this "
              "check again.")
@@ -204,6 +206,95 @@ def check_count_nodes(count_nodes):
         return CheckResult(False, f"{name} on {description}: you count {got}, the graph has "
                                   f"{want} nodes. Hint: {hint}")
     return CheckResult(True, f"{name}: correct on all {len(cases)} graphs!")
+
+
+# ---------------------------------------------------------------- define-by-run: exercise 4
+
+def grow_then_sum(x):
+    """The section's function (the notebook defines the same): double ``x`` until its length
+    reaches 10, then sum, made positive. The loop and the ``if`` depend on the numbers."""
+    y = x * 2
+    while y.norm() < 10:
+        y = y * 2
+    total = y.sum()
+    if total > 0:
+        return total
+    return -total
+
+
+DYNAMIC_QUIZ_INPUT = [0.5, -1.0]  # exercise 4's x: not one the notebook runs
+
+
+def dynamic_quiz_answer():
+    """(node count, x.grad as a list) for exercise 4's input, worked out by minigrad."""
+    x = creation.tensor(DYNAMIC_QUIZ_INPUT, requires_grad=True)
+    out = grow_then_sum(x)
+    nodes = count_nodes_reference(out)
+    out.backward()
+    return nodes, x.grad.tolist()
+
+
+def _as_floats(answer):
+    """A gradient answer (list, array, tensor of numbers) as a flat list of floats, or None."""
+    if isinstance(answer, (str, bytes)) or _no_answer(answer):
+        return None
+    try:
+        if hasattr(answer, "detach"):
+            answer = answer.detach()
+        if hasattr(answer, "numpy"):
+            answer = answer.numpy()
+        return [float(v) for v in np.asarray(answer, dtype=float).reshape(-1)]
+    except (TypeError, ValueError):
+        return None
+
+
+def _nodes_message(nodes, want):
+    name = "nodes"
+    if _no_answer(nodes):
+        return CheckResult(False, f"{name}: {NO_ANSWER}")
+    count = _one_number(nodes)
+    if isinstance(count, bool) or not isinstance(count, numbers.Real) or count != int(count):
+        return CheckResult(False, f"{name}: expected a whole number of nodes, got {nodes!r}.")
+    if count == want:
+        return CheckResult(True, f"{name}: correct! the graph of this call has {want} nodes.")
+    if count > want:
+        hint = ("you count more than the output's history: y.norm() and the comparisons ran, "
+                "but the output was not computed from their results, so the walk from "
+                "out.grad_fn never meets them; and count each doubling once.")
+    else:
+        hint = ("some nodes are missing: follow the loop by hand (how many times does y double "
+                "before its length reaches 10?), every product that ran is a node, the branch "
+                "the if took may add one, and x has its AccumulateGrad.")
+    return CheckResult(False, f"{name}: {int(count)} is not right yet. Hint: {hint}")
+
+
+def _grad_message(grad, want):
+    name = "grad"
+    if _no_answer(grad):
+        return CheckResult(False, f"{name}: {NO_ANSWER}")
+    got = _as_floats(grad)
+    if got is None or len(got) != len(want):
+        return CheckResult(False, f"{name}: expected x.grad, {len(want)} numbers (a list or "
+                                  f"the tensor itself), got {grad!r}.")
+    if np.allclose(got, want):
+        return CheckResult(True, f"{name}: correct!")
+    if np.allclose(got, [-v for v in want]):
+        hint = "the size is right, the sign is not: which branch of the if ran for this x?"
+    elif all(g * w > 0 for g, w in zip(got, want)):
+        hint = ("the sign is right, the size is not: the output is a sum of x times 2 for "
+                "every product that ran; count them, the first x * 2 included.")
+    else:
+        hint = ("out is a sum of the elements of x times a power of 2, maybe negated: count the "
+                "doublings that ran for this x, and see which branch of the if ran.")
+    return CheckResult(False, f"{name}: {got} is not right yet. Hint: {hint}")
+
+
+def check_dynamic_graph(nodes, grad):
+    """Exercise 4: for ``x = tensor(DYNAMIC_QUIZ_INPUT)``, ``grow_then_sum(x)``'s backward
+    graph has ``nodes`` nodes (AccumulateGrad included), and backward leaves ``x.grad = grad``."""
+    want_nodes, want_grad = dynamic_quiz_answer()
+    return _all_parts("Exercise 4", [_nodes_message(nodes, want_nodes),
+                                     _grad_message(grad, want_grad)])
 
 
 # ---------------------------------------------------------------- build: one op's node

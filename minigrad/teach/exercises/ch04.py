@@ -17,10 +17,10 @@ from ...creation import tensor
 from ...dtypes import float32, float64
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
-from ..checks import check, keeps_random_state
+from ..checks import MISSING, CheckResult, check, keeps_random_state
 from ..checks import all_parts as _together, one_number as _one_number
 
-__all__ = ["check_set_to_none", "check_two_paths"]
+__all__ = ["check_set_to_none", "check_two_paths", "check_clip_hook"]
 
 
 def _seed_example():
@@ -68,6 +68,127 @@ def check_two_paths(grad_once, grad_twice):
         check("x.grad after a second backward()", _one_number(grad_twice), want_twice,
               hint="the second call computes the same gradient again, and x.grad was not "
                    "zeroed in between."),
+    ])
+
+
+# ---------------------------------------------------------------- exercise 3: a hook
+
+HOOK_QUIZ_VALUES = [0.5, -2.0]  # exercise 3's w; loss = (w ** 3 - 4 * w).sum()
+HOOK_CLIP = 2.0                 # the hook clips the gradient to [-2, 2]
+
+
+def _hook_quiz_loss():
+    w = creation.tensor(HOOK_QUIZ_VALUES, requires_grad=True)
+    return w, (w ** 3 - 4 * w).sum()
+
+
+def hook_quiz_answer():
+    """Exercise 3 done by minigrad: (the gradients that arrived at w in each of two backward
+    calls, w.grad after them), both as lists of floats."""
+    w, loss = _hook_quiz_loss()
+    arrived = []
+
+    def clip_and_record(grad):
+        arrived.append(grad.tolist())
+        return grad.clamp(-HOOK_CLIP, HOOK_CLIP)
+
+    handle = w.register_hook(clip_and_record)
+    loss.backward(retain_graph=True)
+    loss.backward(retain_graph=True)
+    handle.remove()
+    return arrived, w.grad.tolist()
+
+
+def _floats(value):
+    """A gradient (list, array, tensor, in minigrad or PyTorch) as a flat list of floats;
+    None if it is not one."""
+    if value is None or isinstance(value, (str, bytes, bool)):
+        return None
+    try:
+        if hasattr(value, "detach"):
+            value = value.detach()
+        if hasattr(value, "numpy"):
+            value = value.numpy()
+        return [float(v) for v in np.asarray(value, dtype=float).reshape(-1)]
+    except (TypeError, ValueError):
+        return None
+
+
+def _same_lists(got, want):
+    return (len(got) == len(want) and all(
+        g is not None and len(g) == len(w) and np.allclose(g, w) for g, w in zip(got, want)))
+
+
+def _arrived_result(arrived, want, want_grad):
+    name = "arrived"
+    if arrived is MISSING or arrived is None or arrived is Ellipsis:
+        return check(name, arrived, 0)  # the usual "no answer yet"
+    try:
+        if isinstance(arrived, (str, bytes)):
+            raise TypeError
+        got = [_floats(entry) for entry in list(arrived)]
+    except TypeError:
+        return CheckResult(False, f"{name}: expected a list with one entry per backward() "
+                                  f"call (each a list of numbers), got {arrived!r}.")
+    if len(got) != len(want):
+        return CheckResult(False, f"{name}: your list has {len(got)} entries; the hook runs once "
+                                  f"per backward() call, and there were {len(want)} calls.")
+    if any(entry is None for entry in got):
+        odd = list(arrived)[got.index(None)]
+        why = (" Reading w.grad inside the hook gives None on the first call: nothing has been "
+               "added yet." if odd is None else "")
+        return CheckResult(False, f"{name}: an entry is {odd!r}, not a gradient. Record the "
+                                  f"hook's argument, grad.{why}")
+    if _same_lists(got, want):
+        return CheckResult(True, f"{name}: correct! the same gradient arrived on both calls.")
+    clipped = [list(np.clip(entry, -HOOK_CLIP, HOOK_CLIP)) for entry in want]
+    sums = [list(np.sum(want[:k + 1], axis=0)) for k in range(len(want))]
+    clipped_sums = [list(np.sum(clipped[:k + 1], axis=0)) for k in range(len(want))]
+    if _same_lists(got, clipped):
+        hint = ("these are the clipped gradients: record what arrived, before your hook "
+                "changes it.")
+    elif any(_same_lists(got, other) for other in (sums, clipped_sums)) or any(
+            _same_lists([entry], [want_grad]) for entry in got):
+        hint = ("these look like w.grad, the running sum (or the same tensor twice). A hook "
+                "sees each call's gradient as its argument, before AccumulateGrad adds it: "
+                "record that argument (as numbers: grad.tolist()).")
+    else:
+        hint = ("record the hook's argument, grad, once per call: it is the gradient of the "
+                "loss with respect to w, d/dw of (w ** 3 - 4 * w).")
+    return CheckResult(False, f"{name}: {got} is not right yet. Hint: {hint}")
+
+
+def _w_grad_result(w_grad, want_arrived, want):
+    name = "w.grad"
+    if w_grad is MISSING or w_grad is None or w_grad is Ellipsis:
+        return check(name, w_grad, 0)
+    got = _floats(w_grad)
+    if got is None or len(got) != len(want):
+        return CheckResult(False, f"{name}: expected {len(want)} numbers (w.grad itself), got "
+                                  f"{w_grad!r}.")
+    if np.allclose(got, want):
+        return CheckResult(True, f"{name}: correct!")
+    unclipped = list(np.sum(want_arrived, axis=0))
+    if np.allclose(got, unclipped):
+        hint = ("w.grad was not clipped: a hook changes the gradient only by returning the "
+                "changed one; a hook that returns None leaves it as it was.")
+    elif np.allclose(got, np.clip(want_arrived[0], -HOOK_CLIP, HOOK_CLIP)):
+        hint = ("this is one call's clipped gradient: after the second backward() "
+                "AccumulateGrad has added the second one.")
+    else:
+        hint = ("each call, the hook's return value is what AccumulateGrad adds into w.grad; "
+                "there were two calls.")
+    return CheckResult(False, f"{name}: {got} is not right yet. Hint: {hint}")
+
+
+def check_clip_hook(arrived, w_grad):
+    """Exercise 3: a hook on ``w`` (``loss = (w ** 3 - 4 * w).sum()``, w = [0.5, -2])
+    records what arrives and returns it clipped to [-2, 2]; after two backward() calls,
+    ``arrived`` is what the hook saw (one list per call) and ``w_grad`` is ``w.grad``."""
+    want_arrived, want_grad = hook_quiz_answer()
+    return _together("Exercise 3", [
+        _arrived_result(arrived, want_arrived, want_grad),
+        _w_grad_result(w_grad, want_arrived, want_grad),
     ])
 
 
