@@ -100,3 +100,158 @@ def test_checks_leave_the_random_state_alone():
     ch08.check_learning_rate(0.01, 2 / 92)
     ch08.check_two_epochs_without_zero_grad(-15.68, -211.68, 4.0768)
     assert mg.equal(mg.randn(3), expected)
+
+
+# ---------------------------------------------------------------- exercise 3: the seed loop, fixed
+
+def _fixed(data, targets, W, b, learning_rate):
+    for sample, target in zip(data, targets):
+        W.grad = None
+        b.grad = None
+        loss = ((mg.matmul(sample, W) + b - target) ** 2).sum()
+        loss.backward()
+        with mg.no_grad():
+            W -= learning_rate * W.grad
+            b -= learning_rate * b.grad
+
+
+def _guarded_with_data(data, targets, W, b, learning_rate):
+    for sample, target in zip(data, targets):
+        if W.grad is not None:
+            W.grad.data.zero_()
+            b.grad.data.zero_()
+        ((mg.matmul(sample, W) + b - target) ** 2).sum().backward()
+        W.data -= learning_rate * W.grad.data
+        b.data -= learning_rate * b.grad.data
+
+
+def _seed_loop(bugs=("a", "b", "c"), zero="before", reduce="sum", rebind=False):
+    """The source's vanilla loop with some of its bugs left in (and other mistakes)."""
+    def loop(data, targets, W, b, learning_rate):
+        for sample, target in zip(data, targets):
+            if zero == "before":
+                if "b" in bugs:
+                    W.grad.data.zero_()
+                    b.grad.data.zero_()
+                else:
+                    W.grad, b.grad = None, None
+            errors = (mg.matmul(sample, W) + b - target) ** 2
+            loss = errors if "a" in bugs else getattr(errors, reduce)()
+            loss.backward()
+            if "c" in bugs:
+                W -= learning_rate * W.grad.data
+                b -= learning_rate * b.grad.data
+            elif rebind:
+                W = (W - learning_rate * W.grad).detach().requires_grad_()
+                b = (b - learning_rate * b.grad).detach().requires_grad_()
+            else:
+                with mg.no_grad():
+                    W -= learning_rate * W.grad
+                    b -= learning_rate * b.grad
+            if zero == "after":
+                W.grad.zero_()
+                b.grad.zero_()
+    return loop
+
+
+@pytest.mark.parametrize("answer", [_fixed, _guarded_with_data])
+def test_fixed_loop_accepts_the_fixes(answer):
+    result = ch08.check_fixed_loop(answer)
+    assert result, result.message
+
+
+@pytest.mark.parametrize("bugs, words", [
+    (("a", "b", "c"), "'NoneType'"),           # as written: (b) strikes first
+    (("b",), "'NoneType'"),
+    (("a",), "scalar outputs"),
+    (("a", "c"), "scalar outputs"),
+    (("c",), "in-place"),
+])
+def test_fixed_loop_each_bug_left_in_fails(bugs, words):
+    result = ch08.check_fixed_loop(_seed_loop(bugs))
+    assert not result
+    assert words in result.message and "Hint" in result.message
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(reduce="mean"), "not their mean"),
+    (dict(zero=None), "running sum"),
+    (dict(zero="after"), "arrived with"),
+    (dict(rebind=True), "did not move"),
+])
+def test_fixed_loop_other_mistakes_fail_with_a_hint(kwargs, words):
+    result = ch08.check_fixed_loop(_seed_loop(bugs=(), **kwargs))
+    assert not result
+    assert words in result.message
+
+
+def test_fixed_loop_missing_odd_or_crashing():
+    for answer in (None, MISSING, ...):
+        assert "no answer yet" in ch08.check_fixed_loop(answer).message
+    assert "expected a function" in ch08.check_fixed_loop(3).message
+    assert "ZeroDivisionError" in ch08.check_fixed_loop(lambda *args: 1 / 0).message
+
+
+def test_fixed_loop_never_prints_the_numbers():
+    text = ch08.check_fixed_loop(_seed_loop(bugs=(), reduce="mean")).message
+    assert "[[" not in text
+
+
+# ---------------------------------------------------------------- exercise 4: the last layer only
+
+def _train(freeze, parameters="all", momentum=0.9):
+    def train_last_layer(model, inputs, targets, lr, steps):
+        freeze(model)
+        params = model.parameters() if parameters == "all" else model[-1].parameters()
+        optimizer = optim.SGD(params, lr=lr, momentum=momentum)
+        for _ in range(steps):
+            optimizer.zero_grad()
+            nn.MSELoss()(model(inputs), targets).backward()
+            optimizer.step()
+    return train_last_layer
+
+
+def _all_but_last(model):
+    model.requires_grad_(False)
+    model[-1].requires_grad_(True)
+
+
+def _by_parameter(model):
+    last = set(map(id, model[-1].parameters()))
+    for p in model.parameters():
+        p.requires_grad = id(p) in last
+
+
+@pytest.mark.parametrize("answer", [_train(_all_but_last), _train(_by_parameter),
+                                    _train(_all_but_last, parameters="last")])
+def test_train_last_layer_accepts(answer):
+    result = ch08.check_train_last_layer(answer)
+    assert result, result.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    (_train(lambda model: model[0].requires_grad_(False)), "2.weight moved"),   # section 8's
+    (_train(lambda model: None), "0.weight moved"),
+    (_train(lambda model: None, parameters="last"), "still requires grad"),
+    (_train(lambda model: model.requires_grad_(False)), "nothing requires grad"),
+    (_train(_all_but_last, momentum=0), "not where"),
+])
+def test_train_last_layer_wrong(answer, words):
+    result = ch08.check_train_last_layer(answer)
+    assert not result
+    assert words in result.message
+
+
+def test_train_last_layer_missing_or_odd():
+    for answer in (None, MISSING, ...):
+        assert "no answer yet" in ch08.check_train_last_layer(answer).message
+    assert "expected a function" in ch08.check_train_last_layer("model[-1]").message
+
+
+def test_new_checks_leave_the_random_state_alone():
+    mg.manual_seed(7)
+    expected = mg.randn(3)
+    mg.manual_seed(7)
+    ch08.check_fixed_loop(_fixed)
+    ch08.check_train_last_layer(_train(_all_but_last))
+    assert mg.equal(mg.randn(3), expected)

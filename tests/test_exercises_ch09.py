@@ -73,3 +73,62 @@ def test_checks_leave_the_default_random_stream_alone():
     ch09.check_loss_scales(lambda sizes: [n / sum(sizes) for n in sizes])
     ch09.check_steps_per_epoch(96, 42, 10)
     assert mg.randn(3).tolist() == expected.tolist()
+
+
+# ---------------------------------------------------------------- exercise 3: one shared weight
+
+def _by_hand(derivative=True, carry=True, state_before=True, reverse=False):
+    def step_contributions(w, xs, h0):
+        hs = [h0]
+        for x in xs:
+            hs.append(math.tanh(w * hs[-1] + x))
+        shares, grad_h = [0.0] * len(xs), 1.0
+        for t in range(len(xs), 0, -1):
+            grad_a = grad_h * ((1 - hs[t] ** 2) if derivative else 1.0)
+            shares[t - 1] = grad_a * (hs[t - 1] if state_before else hs[t])
+            grad_h = grad_a * w if carry else 0.0
+        return shares[::-1] if reverse else shares
+    return step_contributions
+
+
+def test_step_shares_add_up_to_w_grad():
+    for w, xs, h0 in [(0.9, [0.2, -0.4, 0.3], 1.0)] + ch09._RNN_CASES:
+        shares, total = ch09.step_shares(w, xs, h0)
+        assert len(shares) == len(xs)
+        assert math.isclose(sum(shares), total, rel_tol=1e-12)
+        assert all(math.isclose(a, b, rel_tol=1e-9) for a, b in zip(shares, _by_hand()(w, xs, h0)))
+
+
+def test_step_contributions_accepts_by_hand_and_by_hooks():
+    assert ch09.check_step_contributions(_by_hand())
+    assert ch09.check_step_contributions(lambda w, xs, h0: ch09.step_shares(w, xs, h0)[0])
+    assert ch09.check_step_contributions(lambda w, xs, h0: mg.tensor(_by_hand()(w, xs, h0)))
+
+
+def test_step_contributions_rejects_the_usual_mistakes():
+    for answer, words in [
+        (_by_hand(derivative=False), "through tanh"),
+        (_by_hand(carry=False), "carry the gradient"),
+        (_by_hand(state_before=False), "h_(t-1), not the one it makes"),
+        (_by_hand(reverse=True), "from the last time step"),
+        (lambda w, xs, h0: sum(_by_hand()(w, xs, h0)), "w.grad itself"),
+        (lambda w, xs, h0: _by_hand()(w, xs, h0)[:-1], "one per time step"),
+    ]:
+        result = ch09.check_step_contributions(answer)
+        assert not result and words in result.message, result.message
+
+
+def test_step_contributions_missing_odd_or_crashing():
+    for answer in (None, MISSING, ...):
+        assert "no answer yet" in ch09.check_step_contributions(answer).message
+    assert "expected a function" in ch09.check_step_contributions([0.2, 0.5]).message
+    assert "ZeroDivisionError" in ch09.check_step_contributions(lambda *a: 1 / 0).message
+    assert "expected a list" in ch09.check_step_contributions(lambda *a: "three").message
+
+
+def test_step_contributions_keeps_the_random_state():
+    mg.manual_seed(5)
+    expected = mg.randn(2)
+    mg.manual_seed(5)
+    ch09.check_step_contributions(_by_hand())
+    assert mg.equal(mg.randn(2), expected)

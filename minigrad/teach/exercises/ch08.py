@@ -20,8 +20,8 @@ from ..checks import CheckResult, check
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
 
-__all__ = ["check_two_epochs_without_zero_grad", "check_learning_rate",
-           "GOOD_LOSS", "GOOD_EPOCHS"]
+__all__ = ["check_two_epochs_without_zero_grad", "check_learning_rate", "check_fixed_loop",
+           "check_train_last_layer", "GOOD_LOSS", "GOOD_EPOCHS"]
 
 GOOD_LOSS = 0.22    # exercise 2: the loss to beat (the best this model can do is 5/23 ≈ 0.2174)
 GOOD_EPOCHS = 20    # ... within this many epochs
@@ -115,6 +115,218 @@ def check_learning_rate(lr_good, lr_limit):
                               "(1 - 92 * lr). The steps shrink that distance as long as this "
                               "factor lies between -1 and 1."))
     return _together("Exercise 2", results)
+
+
+# ---------------------------------------------------------------- exercise 3: the seed loop, fixed
+
+# (samples, learning rate, does W/b arrive with a .grad left over from earlier code?)
+_LOOP_CASES = [(5, 0.05, False), (7, 0.02, True)]
+
+
+def _loop_problem(n, seed):
+    """Seeded data (n, 4), targets (n, 3) and fresh leaves W (4, 3), b (3,), in float64."""
+    rng = np.random.default_rng(seed)
+    data = tensor(rng.normal(size=(n, 4)), dtype=float64)
+    targets = tensor(rng.normal(size=(n, 3)), dtype=float64)
+    W = tensor(rng.normal(size=(4, 3)), dtype=float64, requires_grad=True)
+    b = tensor(rng.normal(size=(3,)), dtype=float64, requires_grad=True)
+    return data, targets, W, b
+
+
+def _numpy_descent(data, targets, W, b, lr, reduce="sum", zero="before", stale=None):
+    """The fixed vanilla loop in plain numpy (and its typical wrong variants): W, b after
+    one step per sample. ``zero``: clear the gradients "before" each backward, "after" each
+    update, or never (None); ``stale``: the (W, b) gradients the tensors arrived with."""
+    W, b = W.copy(), b.copy()
+    gW, gb = stale if stale is not None else (np.zeros_like(W), np.zeros_like(b))
+    for x, t in zip(data, targets):
+        if zero == "before":
+            gW, gb = np.zeros_like(W), np.zeros_like(b)
+        d = 2 * (x @ W + b - t) / (3 if reduce == "mean" else 1)
+        gW, gb = gW + np.outer(x, d), gb + d
+        W, b = W - lr * gW, b - lr * gb
+        if zero == "after":
+            gW, gb = np.zeros_like(W), np.zeros_like(b)
+    return W, b
+
+
+_LOOP_ERRORS = [
+    ("scalar outputs", "the loss of one sample is still three squared errors; backward() "
+                       "starts from one number (bug a)."),
+    ("'NoneType'", "before the first backward() there is no .grad to zero: it is None "
+                   "(bug b)."),
+    ("in-place", "the update of W or b is being recorded: a leaf that requires grad may not "
+                 "be changed in place while autograd watches (bug c, section 5)."),
+]
+
+
+def _loop_failure(name, error):
+    """The learner's function raised: name the bug by the message."""
+    text = f"{type(error).__name__}: {str(error).split(', but')[0].split('. ')[0].rstrip('.')}"
+    for words, hint in _LOOP_ERRORS:
+        if words in str(error):
+            return CheckResult(False, f"{name} raised {text}. Hint: {hint}")
+    return CheckResult(False, f"{name} raised {text}.")
+
+
+def _loop_mismatch(name, got, start, variants):
+    """Why W, b ended up where they did: a hint that names the idea, not the code."""
+    (W0, b0), (W, b) = start, got
+    if np.array_equal(W, W0) and np.array_equal(b, b0):
+        return (f"{name}: W and b did not move. Hint: `W = W - ...` only gives the name W a new "
+                "tensor; the caller's W must change itself, in place.")
+    if np.array_equal(b, b0) or np.array_equal(W, W0):
+        which = "b" if np.array_equal(b, b0) else "W"
+        return f"{name}: {which} did not move. Hint: both parameters take a step."
+    for label, (vW, vb) in variants.items():
+        if np.allclose(W, vW) and np.allclose(b, vb):
+            return f"{name}: W and b are off. Hint: {label}"
+    return (f"{name}: W is {np.round(W, 4).tolist()}, which is not right yet. Hint: one step "
+            "per sample, against the gradient of that sample's loss.")
+
+
+@_leaves_rng_alone
+def check_fixed_loop(gradient_descent):
+    """Exercise 3: ``gradient_descent(data, targets, W, b, learning_rate)``, the source's
+    vanilla loop with its three bugs fixed: one step per sample on the sum of its squared
+    errors; W and b change in place; a .grad they arrive with does not count."""
+    title = "gradient_descent"
+    if _no_answer(gradient_descent):
+        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
+                                  "above and run it, then run this check again.")
+    if not callable(gradient_descent):
+        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
+                                  f"got {type(gradient_descent).__name__}.")
+    for seed, (n, lr, stale) in enumerate(_LOOP_CASES):
+        data, targets, W, b = _loop_problem(n, seed)
+        name = f"{title} on {n} samples, learning_rate={lr}" + (
+            ", W and b arriving with an old .grad" if stale else "")
+        old = None
+        if stale:
+            ((data[0] @ W + b) ** 2).sum().backward()      # a gradient from earlier code
+            old = (W.grad.numpy().copy(), b.grad.numpy().copy())
+        start = (W.detach().numpy().copy(), b.detach().numpy().copy())
+        try:
+            gradient_descent(data, targets, W, b, lr)
+        except Exception as error:  # the learner's code: report, never crash the notebook
+            return _loop_failure(name, error)
+        if not (W.is_leaf and b.is_leaf and W.requires_grad and b.requires_grad):
+            return CheckResult(False, f"{name}: W or b is no longer a leaf that requires grad. "
+                                      "Hint: the update must not be recorded, and the "
+                                      "parameters must stay trainable.")
+        args = (data.numpy(), targets.numpy(), *start, lr)
+        want = _numpy_descent(*args)
+        got = (W.detach().numpy(), b.detach().numpy())
+        if np.allclose(got[0], want[0], atol=1e-9) and np.allclose(got[1], want[1], atol=1e-9):
+            continue
+        variants = {
+            "the loss of a sample is the sum of its three squared errors, not their mean.":
+                _numpy_descent(*args, reduce="mean"),
+            "each step must use the gradient of its own sample only: .grad still held the "
+            "earlier samples' gradients (a running sum).": _numpy_descent(*args, zero=None),
+        }
+        if stale:
+            variants["the .grad W and b arrived with counted in the first step: clear the "
+                     "gradients before each backward(), not after it."] = \
+                _numpy_descent(*args, zero="after", stale=old)
+        return CheckResult(False, _loop_mismatch(name, got, start, variants))
+    return CheckResult(True, f"{title}: correct on {len(_LOOP_CASES)} runs! One number per "
+                             "sample, nothing to zero before the first backward(), and the "
+                             "update outside the graph.")
+
+
+# ---------------------------------------------------------------- exercise 4: the last layer only
+
+_FREEZE_CASES = [(0.05, 4), (0.1, 2)]   # (lr, steps)
+
+
+def _deep_model(seed):
+    """A model deeper than the chapter's: three Linear layers, float64, seeded weights."""
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 4), nn.Tanh(),
+                          nn.Linear(4, 2)).double()
+    rng = np.random.default_rng(seed)
+    with no_grad():
+        for p in model.parameters():
+            p.copy_(tensor(rng.normal(size=tuple(p.shape)), dtype=float64))
+    inputs = tensor(rng.normal(size=(6, 3)), dtype=float64)
+    targets = tensor(rng.normal(size=(6, 2)), dtype=float64)
+    return model, inputs, targets
+
+
+def _train_last_layer_reference(model, inputs, targets, lr, steps):
+    """Freeze all but the last layer; SGD with momentum 0.9 on the MSE, full batch."""
+    model.requires_grad_(False)
+    model[-1].requires_grad_(True)
+    optimizer = _sgd_module.SGD(model.parameters(), lr=lr, momentum=0.9)
+    criterion = nn.MSELoss()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        criterion(model(inputs), targets).backward()
+        optimizer.step()
+
+
+def _frozen_problem(name, p, start):
+    """What is wrong with a parameter that should be frozen (None if nothing)."""
+    if not np.array_equal(p.detach().numpy(), start):
+        return (f"parameter {name} moved, but only the last layer may train. Hint: freeze "
+                "every layer but the last (this model is deeper than section 8's).")
+    if p.requires_grad:
+        return (f"parameter {name} did not move, but it still requires grad"
+                + (" and backward() filled its .grad" if p.grad is not None else "")
+                + ": its gradient is computed at every step for nothing. Hint: freeze it, so "
+                  "that backward() does not even reach it.")
+    if p.grad is not None:
+        return f"parameter {name} is frozen but has a .grad. Hint: freeze it before training."
+    return None
+
+
+@_leaves_rng_alone
+def check_train_last_layer(train_last_layer):
+    """Exercise 4: ``train_last_layer(model, inputs, targets, lr, steps)`` freezes all but
+    the last layer of an ``nn.Sequential`` and trains it with SGD (momentum 0.9) on the MSE."""
+    title = "train_last_layer"
+    if _no_answer(train_last_layer):
+        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
+                                  "above and run it, then run this check again.")
+    if not callable(train_last_layer):
+        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
+                                  f"got {type(train_last_layer).__name__}.")
+    for seed, (lr, steps) in enumerate(_FREEZE_CASES):
+        model, inputs, targets = _deep_model(seed)
+        reference, _, _ = _deep_model(seed)
+        _train_last_layer_reference(reference, inputs, targets, lr, steps)
+        start = {n: p.detach().numpy().copy() for n, p in model.named_parameters()}
+        where = f"{title}(model, inputs, targets, lr={lr}, steps={steps})"
+        try:
+            train_last_layer(model, inputs, targets, lr, steps)
+        except Exception as error:  # the learner's code: report, never crash the notebook
+            hint = (" Hint: nothing requires grad any more; the last layer must keep "
+                    "training." if "does not require grad" in str(error) else "")
+            first = str(error).split(". ")[0].rstrip(".")
+            return CheckResult(False, f"{where} raised {type(error).__name__}: {first}.{hint}")
+        last = {f"{len(model) - 1}.{n}" for n, _ in model[-1].named_parameters()}
+        own = dict(reference.named_parameters())
+        for name, p in model.named_parameters():
+            if name not in last:
+                problem = _frozen_problem(name, p, start[name])
+                if problem:
+                    return CheckResult(False, f"{where}: {problem}")
+                continue
+            if not p.requires_grad:
+                return CheckResult(False, f"{where}: the last layer's {name} no longer "
+                                          "requires grad. Hint: only the layers before it "
+                                          "are frozen.")
+            if not np.allclose(p.detach().numpy(), own[name].detach().numpy(), atol=1e-9):
+                moved = not np.array_equal(p.detach().numpy(), start[name])
+                return CheckResult(False, f"{where}: the last layer's {name} is "
+                                          f"{_show(p)}, not where {steps} steps take it."
+                                          + (" Hint: SGD(model.parameters(), lr=lr, "
+                                             "momentum=0.9) on nn.MSELoss(), one zero_grad, "
+                                             "backward and step per step." if moved else
+                                             " It did not move at all."))
+    return CheckResult(True, f"{title}: correct on {len(_FREEZE_CASES)} deeper models! The "
+                             "frozen layers kept their weights and got no .grad; only the "
+                             "last layer trained.")
 
 
 # ---------------------------------------------------------------- build: SGD with momentum

@@ -24,6 +24,7 @@ from ..checks import CheckResult, check
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
 __all__ = ["accumulated_step", "training_step", "check_loss_scales", "check_steps_per_epoch",
+           "check_step_contributions", "step_shares",
            "N_EXAMPLES", "TRAIN_BATCH_SIZE", "ACCUMULATION_STEPS"]
 
 # Exercise 2's training run (the names of the google-research script's arguments).
@@ -165,6 +166,102 @@ def check_steps_per_epoch(effective_batch_size, micro_batches_per_epoch,
         micro_result,
         steps_result,
     ])
+
+
+# ----------------------------------------------------------- exercise 3: one weight, every step
+
+# (w, the inputs x_1..x_T, h_0): other lengths and numbers than the chapter's
+_RNN_CASES = [(0.6, [0.4, -0.3, 0.1, 0.5], 0.5), (-0.8, [1.0, 0.2], 1.0), (1.1, [0.3], -0.5),
+              (0.5, [-0.2, 0.6, -0.1, 0.3, 0.2], 0.8)]
+
+
+def step_shares(w, xs, h0):
+    """What each time step's use of the shared weight adds into w.grad, for
+    h_t = tanh(w h_{t-1} + x_t) and the loss h_T; measured with minigrad: a clone of w per
+    step and a hook on each clone. Returns (the list of shares, w.grad)."""
+    weight = tensor(float(w), dtype=float64, requires_grad=True)
+    h = tensor(float(h0), dtype=float64)
+    shares = {}
+    for t, x in enumerate(xs, start=1):
+        w_t = weight.clone()                       # step t's use of w
+        w_t.register_hook(lambda grad, t=t: shares.update({t: grad.item()}))
+        h = (w_t * h + float(x)).tanh()
+    h.backward()
+    return [shares[t] for t in range(1, len(xs) + 1)], weight.grad.item()
+
+
+def _rnn_variants(w, xs, h0):
+    """Typical wrong answers, computed by hand: {hint: shares}."""
+    hs = [h0]
+    for x in xs:
+        hs.append(math.tanh(w * hs[-1] + x))
+    T = len(xs)
+
+    def walk(derivative=True, carry=True, state_before=True):
+        shares, grad_h = [0.0] * T, 1.0
+        for t in range(T, 0, -1):
+            grad_a = grad_h * ((1 - hs[t] ** 2) if derivative else 1.0)
+            shares[t - 1] = grad_a * (hs[t - 1] if state_before else hs[t])
+            grad_h = grad_a * w if carry else 0.0
+        return shares
+    return {
+        "the gradient passes through tanh at every step: multiply by its derivative, "
+        "1 - tanh(a)^2 = 1 - h_t^2.": walk(derivative=False),
+        "an earlier step reaches the loss through every later step: carry the gradient "
+        "from h_t back to h_(t-1) (through the w that multiplies it).": walk(carry=False),
+        "step t multiplies w by the state it receives, h_(t-1), not the one it makes.":
+            walk(state_before=False),
+    }
+
+
+@_leaves_rng_alone
+def check_step_contributions(step_contributions):
+    """Exercise 3: ``step_contributions(w, xs, h0)`` returns, for h_t = tanh(w h_{t-1} + x_t)
+    and the loss h_T, the list of what each time step adds into w.grad (their sum)."""
+    title = "step_contributions"
+    if _no_answer(step_contributions):
+        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
+                                  "above and run it, then run this check again.")
+    if not callable(step_contributions):
+        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
+                                  f"got {type(step_contributions).__name__}.")
+    for w, xs, h0 in _RNN_CASES:
+        want, total = step_shares(w, xs, h0)
+        where = f"{title}({w}, {xs}, {h0})"
+        try:
+            got = step_contributions(w, list(xs), h0)
+        except Exception as error:  # the learner's code: report, never crash the notebook
+            return CheckResult(False, f"{where} raised {type(error).__name__}: {error}")
+        if isinstance(got, Tensor):
+            got = got.tolist()
+        try:
+            values = np.asarray(got, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            return CheckResult(False, f"{where} returned {got!r}; expected a list of "
+                                      f"{len(xs)} numbers, one per time step.")
+        if values.size == 1 and len(xs) > 1 and np.isclose(values[0], total, atol=1e-6):
+            return CheckResult(False, f"{where} returned one number, w.grad itself. Hint: the "
+                                      "exercise asks for its parts, one per time step, in "
+                                      "order; they add up to it.")
+        if values.size != len(xs):
+            return CheckResult(False, f"{where} returned {values.size} number(s); expected "
+                                      f"{len(xs)}, one per time step.")
+        if np.allclose(values, want, rtol=1e-5, atol=1e-7):
+            continue
+        if len(xs) > 1 and np.allclose(values[::-1], want, rtol=1e-5, atol=1e-7):
+            return CheckResult(False, f"{where}: the right numbers, from the last time step to "
+                                      "the first. Hint: list them as the steps run, step 1 "
+                                      "first.")
+        for hint, variant in _rnn_variants(w, xs, h0).items():
+            if np.allclose(values, variant, rtol=1e-5, atol=1e-7):
+                return CheckResult(False, f"{where} = {np.round(values, 4).tolist()} is not "
+                                          f"right yet. Hint: {hint}")
+        return CheckResult(False, f"{where} = {np.round(values, 4).tolist()} is not right yet. "
+                                  "Hint: walk back from L = h_T, as backward() does: at each "
+                                  "step, through tanh, then split into what goes to w and "
+                                  "what goes on to h_(t-1).")
+    return CheckResult(True, f"{title}: correct on {len(_RNN_CASES)} sequences (1 to 5 time "
+                             "steps)! Each step's share, and together w.grad.")
 
 
 # ----------------------------------------------------------- build: the accumulation step
