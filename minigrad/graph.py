@@ -409,9 +409,10 @@ def execution_order(roots):
     return sorted(seen, key=_creation_number, reverse=True)
 
 
-# node -> its hooks (in order), each ``hook(grad) -> grad``: Tensor.register_hook's. A
-# table, not an attribute: graphs without hooks (nearly all) pay one test of an empty dict.
-_gradient_hooks = weakref.WeakKeyDictionary()
+# id(node) -> (a weak reference to the node, its hooks in order), each ``hook(grad) ->
+# grad``: Tensor.register_hook's. A plain dict, not an attribute: graphs without hooks
+# (nearly all) pay one test of an empty dict; an entry goes when its node does.
+_gradient_hooks = {}
 
 
 def add_gradient_hook(node, hook):
@@ -419,17 +420,24 @@ def add_gradient_hook(node, hook):
     leaf's ``.grad`` is written) and go on with what it returns. Returns a handle whose
     ``remove()`` takes the hook off."""
     from .utils.hooks import RemovableHandle
-    hooks = _gradient_hooks.get(node)
-    if hooks is None:
-        hooks = _gradient_hooks[node] = collections.OrderedDict()
+    key = id(node)
+    entry = _gradient_hooks.get(key)
+    if entry is None:
+        gone = functools.partial(_forget_hooks, key)
+        entry = _gradient_hooks[key] = (weakref.ref(node, gone), collections.OrderedDict())
+    hooks = entry[1]
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
 
 
+def _forget_hooks(key, _):
+    _gradient_hooks.pop(key, None)
+
+
 def _run_hooks(node, grad):
     """``grad`` after each hook on ``node`` has seen it (and perhaps replaced it)."""
-    for hook in list(_gradient_hooks[node].values()):
+    for hook in list(_gradient_hooks[id(node)][1].values()):
         grad = hook(grad)
     return grad
 
@@ -448,7 +456,7 @@ def propagate(order, roots, grads):
         grad = buffers.pop(node, None)
         if grad is None:
             continue  # nothing flowed here (e.g. only through integer indices)
-        if _gradient_hooks and node in _gradient_hooks:  # a tensor's register_hook
+        if _gradient_hooks and id(node) in _gradient_hooks:  # a tensor's register_hook
             grad = _run_hooks(node, grad)
         yield node, grad
         if type(node) is AccumulateGrad:
