@@ -31,7 +31,8 @@ from pathlib import Path
 
 from .checks import CheckResult, no_answer
 
-__all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch"]
+__all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch",
+           "attempt", "where"]
 
 CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
 
@@ -111,7 +112,7 @@ def check_piece(name, obj):
         return CheckResult(False, f"{piece.defines}: {difference}")
     except Exception as error:  # the learner's code: report where it failed, never crash
         return CheckResult(False, f"{piece.defines} raised {type(error).__name__}: {error}"
-                                  f"{_where(error)}")
+                                  f"{where(error)}")
     elsewhere = _defined_elsewhere(obj)
     note = ("" if not elsewhere else
             f" One thing: it uses {', '.join(elsewhere)}, defined in another cell; chapter 10 "
@@ -140,7 +141,20 @@ def _defined_elsewhere(obj):
     return found
 
 
-def _where(error):
+def attempt(what, function, hint=None):
+    """``function()`` (a call of the learner's code), or a ``Mismatch`` that says which call
+    raised what, and where in their cell; ``hint(error)`` may add a line on what to fix."""
+    try:
+        return function()
+    except Mismatch:
+        raise
+    except Exception as error:  # the learner's code: report it, never crash the check
+        extra = hint(error) if hint is not None else ""
+        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{where(error)}"
+                       f"{extra or ''}") from None
+
+
+def where(error):
     """' (line 7 of your cell: buffers[node] += g)' for an error raised in notebook code."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
               if f.filename.startswith("<") or "ipykernel" in f.filename]

@@ -19,7 +19,8 @@ from ...graph import no_grad
 from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Linear is now
 from ...random import manual_seed
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, _where, register
+from ..build import Mismatch, Piece, register
+from ..build import attempt as _attempt
 from ..checks import CheckResult, check
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
@@ -100,17 +101,6 @@ def _plug_linear(Linear):
     builds one of the learner's layers."""
     with mock.patch.object(nn, "Linear", Linear):
         yield
-
-
-def _attempt(what, function):
-    """``function()``, or a Mismatch that says which call of the learner's code raised."""
-    try:
-        return function()
-    except Mismatch:
-        raise
-    except Exception as error:  # the learner's code
-        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{_where(error)}") \
-            from None
 
 
 def _build(Linear, n_in, n_out, bias=True):

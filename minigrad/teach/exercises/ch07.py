@@ -22,7 +22,7 @@ from ...nn import functional as F
 from ...ops import softmax as softmax_ops
 from ...ops.op import Op
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, _where, register
+from ..build import Mismatch, Piece, attempt, register
 from ..checks import MISSING, check
 from ..checks import all_parts as _together
 
@@ -162,19 +162,18 @@ def _plug_log_softmax(op_class):
 
 def _attempt(what, function):
     """``function()``, or a Mismatch that says which call of the learner's op raised."""
-    try:
-        return function()
-    except Mismatch:
-        raise
-    except RecursionError:
-        raise Mismatch(f"{what} never returned: your op calls log_softmax (or "
-                       "cross_entropy), which is now your op itself. Compute it with numpy "
-                       "on the arrays forward receives.") from None
-    except Exception as error:  # the learner's code
-        hint = (" Reduce with keepdims=True, so that the max and the sum broadcast against "
-                "the logits." if "broadcast" in str(error) else "")
-        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{_where(error)}"
-                       f"{hint}") from None
+    return attempt(what, function, hint=_hint)
+
+
+def _hint(error):
+    """What to fix for the two errors a log-softmax op typically raises."""
+    if isinstance(error, RecursionError):
+        return (" It never returned: your op calls log_softmax (or cross_entropy), which is "
+                "now your op itself. Compute it with numpy on the arrays forward receives.")
+    if "broadcast" in str(error):
+        return (" Reduce with keepdims=True, so that the max and the sum broadcast against "
+                "the logits.")
+    return ""
 
 
 def _tolerance(values, dtype):

@@ -21,7 +21,8 @@ from ... import creation, dtypes
 from ...autograd import Function, gradcheck
 from ...nn import activations_more, functional
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, _where, register
+from ..build import Mismatch, Piece, register
+from ..build import attempt as _attempt
 from ..checks import CheckResult, check
 from ..checks import no_answer as _missing, one_number as _one_number
 
@@ -313,17 +314,6 @@ def _softplus_is(softplus):
             mock.patch.object(activations_more, "softplus", softplus), \
             mock.patch.object(activations_more.Softplus, "_fn", softplus):
         yield
-
-
-def _attempt(what, function):
-    """``function()``, or a Mismatch that says which call of the learner's code raised."""
-    try:
-        return function()
-    except Mismatch:
-        raise
-    except Exception as error:  # the learner's code
-        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{_where(error)}") \
-            from None
 
 
 def _numbers(values):
