@@ -29,10 +29,12 @@ import json
 import traceback
 from pathlib import Path
 
+import numpy as np
+
 from .checks import CheckResult, no_answer
 
 __all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch",
-           "attempt", "where"]
+           "attempt", "where", "show"]
 
 CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
 
@@ -139,6 +141,16 @@ def _defined_elsewhere(obj):
                     and name not in found):
                 found.append(name)
     return found
+
+
+def show(value):
+    """A gradient, an array or a tensor as a short list of numbers (4 decimals), or None:
+    how a check's message shows expected and got."""
+    if value is None:
+        return "None"
+    if hasattr(value, "detach"):
+        value = value.detach().numpy()
+    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
 def attempt(what, function, hint=None):

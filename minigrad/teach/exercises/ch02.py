@@ -19,6 +19,7 @@ from ...graph import no_grad
 from ...ops import Op, arithmetic
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
+from ..build import show as _show
 from ..checks import CheckResult, keeps_random_state
 from ..checks import all_parts as _all_parts
 from ..checks import no_answer as _no_answer, one_number as _one_number
@@ -312,15 +313,6 @@ _OWN_MUL = arithmetic.MulBackward0
 def _leaf(values, requires_grad=True):
     return creation.tensor(np.asarray(values, dtype=float), dtype=dtypes.float64,
                            requires_grad=requires_grad)
-
-
-def _show(value):
-    """A gradient as a short list of numbers (4 decimals), or None."""
-    if value is None:
-        return "None"
-    if isinstance(value, Tensor):
-        value = value.detach().numpy()
-    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
 def _check_class(node_class):

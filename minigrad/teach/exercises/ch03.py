@@ -14,6 +14,7 @@ from ...autograd import Function, gradcheck
 from ...creation import tensor
 from ...dtypes import float64
 from ..build import Mismatch, Piece, register
+from ..build import show as _show
 from ..checks import CheckResult, check
 from ..checks import no_answer as _missing
 
@@ -324,13 +325,6 @@ def _counting_runs():
         return own(node, grad)
     with mock.patch.object(Op, "apply", apply):
         yield runs
-
-
-def _show(value):
-    """A gradient as a short list of numbers (4 decimals), or None."""
-    if value is None:
-        return "None"
-    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
 def _engine_battery(push_gradients, n_random=200):

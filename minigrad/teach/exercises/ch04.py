@@ -17,6 +17,7 @@ from ...creation import tensor
 from ...dtypes import float32, float64
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
+from ..build import show as _show
 from ..checks import MISSING, CheckResult, check, keeps_random_state
 from ..checks import all_parts as _together, one_number as _one_number
 
@@ -387,13 +388,6 @@ def _accumulate_battery(accumulate, n_random=150):
     return (f"the chapter's 12-then-24 and {len(_CHAPTER_SEQUENCES) - 1} more sequences of "
             "backward(), zero_() and .grad = None, one array for two leaves, and "
             f"{n_random} random sequences")
-
-
-def _show(value):
-    """An array (or a list) as a short list of numbers (4 decimals), or None."""
-    if value is None:
-        return "None"
-    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
 register(Piece(name="accumulate", chapter="04", defines="accumulate",

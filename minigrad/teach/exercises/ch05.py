@@ -18,6 +18,7 @@ from ...creation import tensor
 from ...dtypes import float64
 from ...ops import formulas, linalg
 from ..build import Mismatch, Piece, register
+from ..build import show as _show
 from ..checks import MISSING, CheckResult, check, keeps_random_state
 
 __all__ = ["check_broadcast_shape", "check_gradients_add", "check_vjp"]
@@ -142,11 +143,6 @@ def check_vjp(answer):
 def _is_array(value):
     """An array gradient (a plain backward); a Tensor one comes under create_graph=True."""
     return isinstance(value, (np.ndarray, np.generic))
-
-
-def _show(value):
-    """An array as a short nested list of numbers (4 decimals)."""
-    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
 def _close(got, want):

@@ -16,6 +16,7 @@ from ...graph import no_grad
 from ...optim import sgd as _sgd_module
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
+from ..build import show as _show
 from ..checks import CheckResult, check
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
@@ -549,15 +550,6 @@ def _check_zero_grad(sgd_class):
     if any(p.grad is not None for p in params.values()):
         raise Mismatch("zero_grad() left a .grad that is not None; by default (set_to_none="
                        "True) it sets every parameter's .grad to None.")
-
-
-def _show(value):
-    """A tensor or array as a short list of numbers (4 decimals)."""
-    if value is None:
-        return "None"
-    if isinstance(value, Tensor):
-        value = value.detach().numpy()
-    return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
 @_leaves_rng_alone
