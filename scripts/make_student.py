@@ -35,8 +35,9 @@ def student_cell(cell):
         cell["metadata"].pop("minigrad", None)
         cell["metadata"].get("jupyter", {}).pop("source_hidden", None)
         cell["metadata"]["tags"] = [t for t in tags if t != "solution"] + ["exercise"]
-        if cell["metadata"].get("slideshow", {}).get("slide_type") == "fragment":
-            # The course's decks reveal a solution on a click; a stub stays with its question.
+        if cell["metadata"].get("slideshow", {}).get("slide_type") in ("fragment", "subslide"):
+            # The course's decks reveal a solution on a click or on a slide of its own (a
+            # long one); a one-line stub stays with its question.
             cell["metadata"]["slideshow"]["slide_type"] = "-"
     return cell
 
