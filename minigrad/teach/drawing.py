@@ -271,10 +271,12 @@ def _draw_legend(dot, view, stepper_view):
     if stepper_view:
         rows += [(style.ORANGE, "#FBD38D", "running now"), (style.GREEN, "#FFFFFF", "done"),
                  (style.VERMILION, "#FFFFFF", "← gradient sent back along an edge")]
-    cells = "".join(f'<TD BGCOLOR="{fill}" COLOR="{line}" BORDER="2" WIDTH="14"> </TD>'
-                    f'<TD ALIGN="LEFT">{text}  </TD>' for line, fill, text in rows)
-    dot.attr(label=f'<<TABLE BORDER="0" CELLSPACING="4" CELLPADDING="1"><TR>{cells}</TR>'
-                   '</TABLE>>', labelloc="b", labeljust="l", fontsize="10")
+    cells = [f'<TD BGCOLOR="{fill}" COLOR="{line}" BORDER="2" WIDTH="14"> </TD>'
+             f'<TD ALIGN="LEFT">{text}  </TD>' for line, fill, text in rows]
+    # Three entries a row: the key stays narrower than most drawings (a slide's width).
+    table = "".join("<TR>" + "".join(cells[k:k + 3]) + "</TR>" for k in range(0, len(cells), 3))
+    dot.attr(label=f'<<TABLE BORDER="0" CELLSPACING="4" CELLPADDING="1">{table}</TABLE>>',
+             labelloc="b", labeljust="l", fontsize="10")
 
 
 # ------------------------------------------------------------------ several drawings side by side
