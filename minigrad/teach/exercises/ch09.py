@@ -61,6 +61,22 @@ def _scales_are_right(micro_batch_sizes, scales):
     return np.allclose(weight.grad.numpy(), full, rtol=1e-6, atol=1e-9)
 
 
+def _numbers_returned(where, call, count, each):
+    """Call the learner's function: ``(its answer as a flat float array, None)``, or ``(None,
+    the CheckResult that says why there is none)``; ``each`` names what one number is for."""
+    try:
+        got = call()
+    except Exception as error:  # the learner's code: report, never crash the notebook
+        return None, CheckResult(False, f"{where} raised {type(error).__name__}: {error}")
+    if isinstance(got, Tensor):
+        got = got.tolist()
+    try:
+        return np.asarray(got, dtype=float).reshape(-1), None
+    except (TypeError, ValueError):
+        return None, CheckResult(False, f"{where} returned {got!r}; expected a list of "
+                                        f"{count} numbers, one per {each}.")
+
+
 def check_loss_scales(loss_scales):
     """Exercise 1: ``loss_scales(micro_batch_sizes)`` returns, for each micro-batch, the
     number to multiply its mean loss by so that the accumulated gradient is the gradient
@@ -76,17 +92,10 @@ def check_loss_scales(loss_scales):
     for sizes in cases:
         want = _reference_scales(sizes)
         where = f"{title}({sizes})"
-        try:
-            got = loss_scales(list(sizes))
-        except Exception as error:  # the learner's code: report, never crash the notebook
-            return CheckResult(False, f"{where} raised {type(error).__name__}: {error}")
-        if isinstance(got, Tensor):
-            got = got.tolist()
-        try:
-            values = np.asarray(got, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            return CheckResult(False, f"{where} returned {got!r}; expected a list of "
-                                      f"{len(sizes)} numbers, one per micro-batch.")
+        values, problem = _numbers_returned(where, lambda: loss_scales(list(sizes)),
+                                            len(sizes), "micro-batch")
+        if problem is not None:
+            return problem
         if values.size != len(sizes):
             return CheckResult(False, f"{where} returned {values.size} number(s); expected "
                                       f"{len(sizes)}, one per micro-batch.")
@@ -228,17 +237,10 @@ def check_step_contributions(step_contributions):
     for w, xs, h0 in _RNN_CASES:
         want, total = step_shares(w, xs, h0)
         where = f"{title}({w}, {xs}, {h0})"
-        try:
-            got = step_contributions(w, list(xs), h0)
-        except Exception as error:  # the learner's code: report, never crash the notebook
-            return CheckResult(False, f"{where} raised {type(error).__name__}: {error}")
-        if isinstance(got, Tensor):
-            got = got.tolist()
-        try:
-            values = np.asarray(got, dtype=float).reshape(-1)
-        except (TypeError, ValueError):
-            return CheckResult(False, f"{where} returned {got!r}; expected a list of "
-                                      f"{len(xs)} numbers, one per time step.")
+        values, problem = _numbers_returned(
+            where, lambda: step_contributions(w, list(xs), h0), len(xs), "time step")
+        if problem is not None:
+            return problem
         if values.size == 1 and len(xs) > 1 and np.isclose(values[0], total, atol=1e-6):
             return CheckResult(False, f"{where} returned one number, w.grad itself. Hint: the "
                                       "exercise asks for its parts, one per time step, in "
