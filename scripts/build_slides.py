@@ -3,7 +3,8 @@
 nbconvert's decks load reveal.js, require.js, jQuery, MathJax, Font Awesome and the widget
 renderer from CDNs. Here they come from the npm registry at build time (``npm pack``, cached
 in build/vendor/) and are unpacked next to the decks, so a deck opened from disk with no
-network shows its slides, its maths and its speaker notes (press S).
+network shows its slides, its maths and its speaker notes (press S). Cells tagged
+``deep-dive`` (optional internals, read in the notebook) are left out of the deck.
 
     python scripts/build_slides.py [notebooks/NN_name.ipynb ...]
 """
@@ -83,7 +84,8 @@ def build_deck(notebook):
             "--template=minigrad",
             "--output-dir", str(DECKS), "--SlidesExporter.reveal_theme=simple",
             "--SlidesExporter.reveal_transition=none", "--SlidesExporter.reveal_width=1280",
-            "--SlidesExporter.reveal_height=800"]
+            "--SlidesExporter.reveal_height=800",
+            "--TagRemovePreprocessor.enabled=True", "--TagRemovePreprocessor.remove_cell_tags=deep-dive"]
     args += [f"--SlidesExporter.{key}={value}" for key, value in URLS.items()]
     subprocess.run(args, check=True, capture_output=True)
     deck = DECKS / f"{notebook.stem}.slides.html"

@@ -11,10 +11,14 @@ NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 
 def build_cells(chapter):
-    """The sources of the cells tagged ``build`` in chapter ``chapter`` ("03")."""
-    notebook = next(NOTEBOOKS.glob(f"{chapter}_*.ipynb"))
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) for c in cells if "build" in c["metadata"].get("tags", [])]
+    """The sources of the cells tagged ``build`` in chapter ``chapter`` ("03"), in all its
+    parts (03a_..., 03b_...) in order."""
+    sources = []
+    for notebook in sorted(NOTEBOOKS.glob(f"{chapter}*_*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        sources += ["".join(c["source"]) for c in cells if "build" in c["metadata"].get("tags", [])]
+    assert sources, f"chapter {chapter} has no build cell"
+    return sources
 
 
 def solution(chapter, name):

@@ -201,7 +201,7 @@ def my_pieces(folder=".", verbose=True):
     checked. Returns ``{name: piece}``
     for those that pass, ready for ``use(**my_pieces())``; prints one line per piece."""
     written = {}
-    for notebook in sorted(Path(folder).glob("[0-9][0-9]_*.ipynb")):
+    for notebook in sorted(Path(folder).glob("[0-9][0-9]*_*.ipynb")):  # 05a_, 05b_: parts of a chapter
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
         code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
         imports = "\n".join(source for source in code if _only_imports(source))

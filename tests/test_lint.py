@@ -1,0 +1,43 @@
+"""scripts/lint_notebooks.py: the lecture-length rule (a notebook is one lecture) counts what
+it says it counts, and flags what it says it flags."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("lint_notebooks", ROOT / "scripts" / "lint_notebooks.py")
+lint_notebooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lint_notebooks)
+
+
+def cell(kind="markdown", slide="slide", text="", tags=()):
+    return {"cell_type": kind, "source": [text],
+            "metadata": {"slideshow": {"slide_type": slide}, "tags": list(tags)}}
+
+
+def lecture(slides, exercises=0, title="# 99 · A lecture\n*About 30 minutes.*"):
+    cells = [cell(text=title)] + [cell(text=f"## {i}") for i in range(slides - 1)]
+    cells += [cell("code", "-", "answer = 1", ["solution"]) for _ in range(exercises)]
+    return cells
+
+
+def test_slides_exercises_and_minutes_are_counted():
+    cells = lecture(20, exercises=2) + [cell(slide="fragment"), cell(slide="notes"), cell(slide="-")]
+    assert lint_notebooks.lecture_length(cells) == (20, 2, 30)  # 24 + 6 = 30
+
+
+def test_a_deep_dive_is_left_out_of_the_lecture_but_must_say_so():
+    deep = [cell(text="## Deep dive (optional): the recorder", tags=["deep-dive"]),
+            cell(text="more", tags=["deep-dive"])]
+    cells = lecture(20) + deep
+    assert lint_notebooks.lecture_length(cells)[0] == 20
+    assert lint_notebooks.lint_length(cells) == []
+    unmarked = lecture(20) + [cell(text="## The recorder", tags=["deep-dive"])]
+    assert any("Deep dive" in f for f in lint_notebooks.lint_length(unmarked))
+
+
+def test_too_long_or_an_understated_time_is_flagged():
+    assert any("31 slides" in f for f in lint_notebooks.lint_length(lecture(31)))
+    assert any("need about 35" in f for f in lint_notebooks.lint_length(lecture(25, 1)))
+    assert any("states no time" in f for f in lint_notebooks.lint_length(lecture(5, title="# 99")))
+    assert lint_notebooks.lint_length(lecture(25, title="# 99\n*about 30 minutes*")) == []
