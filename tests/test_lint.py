@@ -41,3 +41,12 @@ def test_too_long_or_an_understated_time_is_flagged():
     assert any("need about 35" in f for f in lint_notebooks.lint_length(lecture(25, 1)))
     assert any("states no time" in f for f in lint_notebooks.lint_length(lecture(5, title="# 99")))
     assert lint_notebooks.lint_length(lecture(25, title="# 99\n*about 30 minutes*")) == []
+
+
+def test_the_lengths_table_has_a_row_per_lecture(tmp_path, capsys):
+    import json
+    (tmp_path / "99_one.ipynb").write_text(json.dumps({"cells": lecture(20, 2)}))
+    (tmp_path / "99_two.ipynb").write_text(json.dumps({"cells": lecture(10, title="# 99")}))
+    lint_notebooks.print_lengths(sorted(tmp_path.glob("*.ipynb")))
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert rows == ["| 99_one | 20 | 2 | 30 | 30 |  |", "| 99_two | 10 | 0 | 15 | - |  |"]
