@@ -1,5 +1,6 @@
 """Chapter 2's exercise checks accept the right answers and reject wrong ones, never raising."""
 
+import inspect
 import json
 import re
 from pathlib import Path
@@ -11,14 +12,23 @@ from minigrad import teach
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch02
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "02_computation_graph.ipynb"
+# the chapter's parts, in order: 02a_reading_the_graph, 02b_recording_the_graph
+NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("02*_*.ipynb"))
+
+
+def chapter_cells():
+    """The cells of all parts of chapter 2, in order."""
+    return [cell for path in NOTEBOOKS
+            for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
 
 
 # ---------------------------------------------------------------- exercise 1: leaves
 
+LEAVES = {"w", "features", "scaled", "b"}
+
+
 def test_leaves_right_answer_in_any_container():
-    for answer in ({"w", "features", "frozen", "w_new"}, ["w_new", "frozen", "features", "w"],
-                   ("w", "features", "frozen", "w_new")):
+    for answer in (LEAVES, ["b", "scaled", "features", "w"], ("w", "features", "scaled", "b")):
         result = ch02.check_leaves(answer)
         assert result, result
         assert repr(result).startswith("✓")
@@ -26,23 +36,23 @@ def test_leaves_right_answer_in_any_container():
 
 def test_leaves_expected_set_comes_from_the_graph():
     tensors = ch02.leaf_quiz_tensors()
-    assert {k for k, t in tensors.items() if t.is_leaf} == {"w", "features", "frozen", "w_new"}
+    assert {k for k, t in tensors.items() if t.is_leaf} == LEAVES
 
 
-@pytest.mark.parametrize("answer", [
-    {"w"},                                    # forgets tensors that do not require grad
-    {"w", "features"},                        # forgets detach and no_grad
-    {"w", "features", "frozen", "w_new", "h"},       # a computed tensor is not a leaf
-    {"w", "features", "frozen"},              # no_grad results are leaves too
-    {"h", "loss"},                            # the opposite
-    set(),
+@pytest.mark.parametrize("answer, wrong", [
+    ({"w"}, 3),                                       # forgets tensors that do not require grad
+    ({"w", "features"}, 2),                           # computed from data: still a leaf
+    ({"w", "features", "scaled"}, 1),                 # requires_grad_() makes no operation
+    ({"w", "features", "scaled", "b", "h"}, 1),       # a computed, recorded tensor is no leaf
+    ({"h", "loss"}, 6),                               # the opposite
+    (set(), 4),
 ])
-def test_leaves_wrong_answers_are_rejected_without_giving_the_answer(answer):
+def test_leaves_wrong_answers_are_rejected_without_giving_the_answer(answer, wrong):
     result = ch02.check_leaves(answer)
     assert not result
     text = repr(result)
-    assert text.startswith("✗") and "wrong side" in text
-    for name in ("frozen", "w_new"):  # the hint does not name the answer
+    assert text.startswith("✗") and f"{wrong} of the 6 tensors" in text and "wrong side" in text
+    for name in ("scaled", "\"b\"", "features"):  # the hint does not name the answer
         assert name not in text
 
 
@@ -170,9 +180,8 @@ def test_count_nodes_odd_answers():
 # ---------------------------------------------------------------- exercise 4: define-by-run
 
 def notebook_function(name):
-    """A function the chapter's notebook defines in a cell of its own (``def name(...)``)."""
-    notebook = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    sources = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    """A function the chapter's notebooks define in a cell of its own (``def name(...)``)."""
+    sources = ["".join(c["source"]) for c in chapter_cells() if c["cell_type"] == "code"]
     source = next(s for s in sources if s.startswith(f"def {name}("))
     names = {}
     exec(source, names)
@@ -270,6 +279,95 @@ def test_dynamic_agrees_with_pytorch():
     nodes = ch02.count_nodes_reference(out_new)
     out_new.backward()
     assert ch02.check_dynamic_graph(nodes, x_new.grad)
+
+
+# ---------------------------------------------------------------- exercise 5: recording off
+
+WATCHED = {"w", "h", "mixed"}
+LEAVES_5 = {"w", "frozen", "w_new", "again"}
+
+
+def test_recording_off_expected_sets_come_from_the_graph():
+    tensors = ch02.recording_off_quiz_tensors()
+    assert {k for k, t in tensors.items() if t.requires_grad} == WATCHED
+    assert {k for k, t in tensors.items() if t.is_leaf} == LEAVES_5
+
+
+def test_recording_off_right_answers_in_any_container():
+    for watched, leaves in ((WATCHED, LEAVES_5), (sorted(WATCHED), tuple(LEAVES_5))):
+        result = ch02.check_recording_off(watched, leaves)
+        assert result, result
+        assert "all parts right" in repr(result)
+
+
+@pytest.mark.parametrize("watched, leaves, wrong_part", [
+    ({"w", "h", "mixed", "frozen"}, LEAVES_5, "watched"),    # detach() keeps requires_grad?
+    ({"w", "h", "mixed", "w_new", "again"}, LEAVES_5, "watched"),  # no_grad() outlives its block?
+    ({"w", "h"}, LEAVES_5, "watched"),                       # a detached factor stops w's recording?
+    (WATCHED, {"w", "frozen", "w_new", "again", "mixed"}, "leaves"),  # mixed was recorded
+    (WATCHED, {"w", "frozen", "w_new"}, "leaves"),           # again: from data only, a leaf
+    (WATCHED, {"frozen", "w_new", "again"}, "leaves"),       # w, made by us, is a leaf
+])
+def test_recording_off_wrong_answers_are_rejected_without_giving_the_answer(watched, leaves,
+                                                                          wrong_part):
+    result = ch02.check_recording_off(watched, leaves)
+    text = repr(result)
+    assert not result and "1 of 2 parts right" in text
+    assert f"✗ {wrong_part}:" in text and "wrong side" in text and "Hint:" in text
+    for name in ("mixed", "again", "frozen", "w_new"):  # the hints do not name the answer
+        assert name not in text
+
+
+def test_recording_off_odd_answers_never_raise():
+    result = ch02.check_recording_off(None, MISSING)
+    assert not result and repr(result).count("no answer yet") == 2
+    assert "strings" in repr(ch02.check_recording_off({mg.tensor([1.0])}, LEAVES_5))
+    assert "no tensor called" in repr(ch02.check_recording_off({"w", "q"}, LEAVES_5))
+    for odd in (42, [1, 2], object(), ...):
+        assert not ch02.check_recording_off(odd, odd)
+
+
+# ---------------------------------------------------------------- graded only after taught
+
+NOT_YET = re.compile(r"detach|no_grad")
+
+
+def test_the_chapter_comes_in_two_parts():
+    assert [p.name for p in NOTEBOOKS] == ["02a_reading_the_graph.ipynb",
+                                           "02b_recording_the_graph.ipynb"]
+
+
+def test_no_exercise_or_code_before_section_8_uses_detach_or_no_grad():
+    # the issue: chapter 2 graded detach() and no_grad() before it taught them. Before section
+    # 8 no exercise prompt, solution or check, and no code cell, names them (a title's goals,
+    # part 1's "Next" line and speaker notes may announce them).
+    cells = chapter_cells()
+    sources = ["".join(c["source"]) for c in cells]
+    section_8 = next(i for i, s in enumerate(sources) if s.startswith("## 8 · "))
+    assert "no_grad()" in sources[section_8] and "detach()" in sources[section_8]
+    exercises = [s for s, c in zip(sources[:section_8], cells[:section_8])
+                 if c["cell_type"] == "code" or s.startswith("### Exercise")]
+    assert len([s for s in exercises if s.startswith("### Exercise")]) == 4
+    assert not [s for s in exercises if NOT_YET.search(s)]
+    # exercise 5, which asks about both, comes after the section
+    exercise_5 = next(i for i, s in enumerate(sources) if s.startswith("### Exercise 5"))
+    assert exercise_5 > section_8
+    assert "ch02.check_recording_off" in sources[exercise_5 + 2]
+
+
+@pytest.mark.parametrize("builds", [ch02.leaf_quiz_tensors, ch02.chain_quiz_loss,
+                                    ch02.count_nodes_cases, ch02.grow_then_sum])
+def test_the_checks_of_exercises_1_to_4_use_neither(builds):
+    assert not NOT_YET.search(inspect.getsource(builds))
+
+
+def test_the_messages_of_exercises_1_to_4_name_neither():
+    messages = [ch02.check_leaves(set()), ch02.check_leaves(LEAVES),
+                ch02.check_grad_fn_chain([]), ch02.check_count_nodes(lambda t: 1),
+                ch02.check_count_nodes(lambda t: 100), ch02.check_count_nodes(count_nodes),
+                ch02.check_dynamic_graph(6, [16.0, 16.0]), ch02.check_dynamic_graph(9, [-8, -8])]
+    for result in messages:
+        assert not NOT_YET.search(repr(result)), repr(result)
 
 
 # ---------------------------------------------------------------- two drawings side by side

@@ -1,4 +1,5 @@
-"""Checks for chapter 01 · Derivatives (``notebooks/01_derivatives.ipynb``).
+"""Checks for chapter 01 · Derivatives (``notebooks/01a_derivatives_by_hand.ipynb``, exercises
+1 and 2, and ``notebooks/01b_exact_derivatives.ipynb``, exercise 3 and the build).
 
 Each function takes the learner's answer, works out the right one itself (with plain
 float64 arithmetic or with minigrad's autograd) and returns a ``CheckResult``.

@@ -1,4 +1,7 @@
 """Chapter 2 exercises (the computation graph): ``from minigrad.teach.exercises import ch02``.
+Part 1 (``notebooks/02a_reading_the_graph.ipynb``) has exercises 1-3, part 2
+(``notebooks/02b_recording_the_graph.ipynb``) exercises 4 and 5 and the build. No check before
+exercise 5 (section 8, where they are taught) asks about ``no_grad()`` or ``detach()``.
 
 Each function takes the learner's answer, builds the exercise's tensors again itself with
 minigrad, works out the right answer from the recorded graph and returns a ``CheckResult``
@@ -25,7 +28,7 @@ from ..checks import all_parts as _all_parts
 from ..checks import no_answer as _no_answer, one_number as _one_number
 
 __all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes",
-           "check_dynamic_graph"]
+           "check_dynamic_graph", "check_recording_off"]
 
 NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, then run this "
              "check again.")
@@ -34,32 +37,30 @@ NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, the
 # ---------------------------------------------------------------- exercise 1: leaves
 
 def leaf_quiz_tensors():
-    """The tensors of exercise 1, built exactly as the notebook's prompt builds them."""
+    """The tensors of exercise 1, built exactly as the notebook's prompt builds them (only
+    what sections 1-3 teach: requires_grad, what inherits it, requires_grad_())."""
     w = creation.tensor([0.5, -1.0], requires_grad=True)
     features = creation.tensor([1.0, 2.0])
-    h = w * features
-    loss = h.sum()
-    frozen = h.detach()
-    with no_grad():
-        w_new = w - 0.1
-    return {"w": w, "features": features, "h": h, "loss": loss, "frozen": frozen, "w_new": w_new}
+    scaled = features / 10
+    h = w * scaled
+    b = creation.tensor(0.1).requires_grad_()
+    loss = h.sum() + b
+    return {"w": w, "features": features, "scaled": scaled, "h": h, "b": b, "loss": loss}
 
 
-def check_leaves(leaves):
-    """Exercise 1: ``leaves`` is the set of names (strings) of the exercise's tensors that
-    are leaves (``is_leaf`` is True)."""
-    name = "leaves"
-    if _no_answer(leaves):
+def _names(name, answer, tensors):
+    """The learner's answer, names of some of ``tensors``, as a set of strings; or a failed
+    CheckResult that says what is wrong with its form."""
+    if _no_answer(answer):
         return CheckResult(False, f"{name}: {NO_ANSWER}")
-    tensors = leaf_quiz_tensors()
     known = ", ".join(tensors)
-    if isinstance(leaves, str):
-        leaves = [leaves]
+    if isinstance(answer, str):
+        answer = [answer]
     try:
-        answer = list(leaves)
+        answer = list(answer)
     except TypeError:
         return CheckResult(False, f"{name}: expected a set of names such as {{\"a\", \"b\"}}, "
-                                  f"got {type(leaves).__name__}.")
+                                  f"got {type(answer).__name__}.")
     if any(isinstance(item, Tensor) for item in answer):
         return CheckResult(False, f"{name}: write the names as strings (\"w\"), not the "
                                   "tensors themselves.")
@@ -70,13 +71,34 @@ def check_leaves(leaves):
     if unknown:
         return CheckResult(False, f"{name}: there is no tensor called {', '.join(unknown)} in "
                                   f"this exercise; the tensors are {known}.")
-    expected = {key for key, t in tensors.items() if t.is_leaf}
-    wrong = len(set(answer) ^ expected)
+    return set(answer)
+
+
+def _sides(name, answer, tensors, expected, hint):
+    """How many tensors ``answer`` puts on the wrong side of ``expected``, as a failed
+    CheckResult that never names them; None when there are none."""
+    wrong = len(answer ^ expected)
     if wrong:
-        tensor_word = "tensor is" if wrong == 1 else "tensors are"
-        return CheckResult(False, f"{name}: {wrong} of the {len(tensors)} {tensor_word} on the "
-                                  "wrong side. Hint: for each tensor ask whether a *recorded* "
-                                  "operation made it; a tensor's grad_fn tells you.")
+        verb = "is" if wrong == 1 else "are"
+        return CheckResult(False, f"{name}: {wrong} of the {len(tensors)} tensors {verb} on the "
+                                  f"wrong side. Hint: {hint}")
+    return None
+
+
+def check_leaves(leaves):
+    """Exercise 1: ``leaves`` is the set of names (strings) of the exercise's tensors that
+    are leaves (``is_leaf`` is True)."""
+    name = "leaves"
+    tensors = leaf_quiz_tensors()
+    answer = _names(name, leaves, tensors)
+    if isinstance(answer, CheckResult):
+        return answer
+    expected = {key for key, t in tensors.items() if t.is_leaf}
+    wrong = _sides(name, answer, tensors, expected,
+                   "for each tensor ask whether a *recorded* operation made it; a tensor's "
+                   "grad_fn tells you.")
+    if wrong is not None:
+        return wrong
     return CheckResult(True, f"{name}: correct! {len(expected)} leaves; only the other "
                              f"{len(tensors) - len(expected)} tensors have a grad_fn.")
 
@@ -156,7 +178,8 @@ def count_nodes_reference(tensor):
 
 def count_nodes_cases():
     """(description, tensor) pairs: a chain, a leaf used twice, a shared intermediate,
-    two leaves, a constant and a detached branch."""
+    two leaves, constants and data (``None`` entries), a node reached along many paths.
+    Only what the chapter has taught before exercise 3 (section 8's tools come later)."""
     cases = []
     x = creation.tensor([2.0], requires_grad=True)
     y = x * x
@@ -168,7 +191,8 @@ def count_nodes_cases():
     a = creation.tensor([1.0, 2.0], requires_grad=True)
     h = a.exp()
     cases.append(("h = a.exp(); s = (h * h + h).sum()", (h * h + h).sum()))
-    cases.append(("s = (a * a.detach()).sum()", (a * a.detach()).sum()))
+    data = creation.tensor([3.0, -1.0])
+    cases.append(("s = (a * data).sum(), data = tensor([3.0, -1.0])", (a * data).sum()))
     t = a
     for _ in range(4):
         t = t * 1.5 + a
@@ -296,6 +320,49 @@ def check_dynamic_graph(nodes, grad):
     want_nodes, want_grad = dynamic_quiz_answer()
     return _all_parts("Exercise 4", [_nodes_message(nodes, want_nodes),
                                      _grad_message(grad, want_grad)])
+
+
+# ---------------------------------------------------------------- exercise 5: recording off
+
+def recording_off_quiz_tensors():
+    """The tensors of exercise 5 (section 8, after no_grad() and detach() are taught), built
+    exactly as the notebook's prompt builds them."""
+    w = creation.tensor([0.5, -1.0], requires_grad=True)
+    h = w * 3
+    frozen = h.detach()
+    with no_grad():
+        w_new = w - 0.1
+    mixed = frozen * w
+    again = w_new * 2
+    return {"w": w, "h": h, "frozen": frozen, "w_new": w_new, "mixed": mixed, "again": again}
+
+
+def _recording_off_part(name, answer, tensors, wanted, hint, ok):
+    got = _names(name, answer, tensors)
+    if isinstance(got, CheckResult):
+        return got
+    expected = {key for key, t in tensors.items() if wanted(t)}
+    wrong = _sides(name, got, tensors, expected, hint)
+    if wrong is not None:
+        return wrong
+    return CheckResult(True, f"{name}: correct! {ok.format(len(expected))}")
+
+
+def check_recording_off(watched, leaves):
+    """Exercise 5: ``watched`` is the set of names of the exercise's tensors that require
+    grad, ``leaves`` the set of names of its leaves."""
+    tensors = recording_off_quiz_tensors()
+    return _all_parts("Exercise 5", [
+        _recording_off_part(
+            "watched", watched, tensors, lambda t: t.requires_grad,
+            "detach() and no_grad() give tensors that do not require grad; an operation "
+            "outside no_grad() is recorded as soon as one of its inputs requires grad.",
+            "{} tensors require grad."),
+        _recording_off_part(
+            "leaves", leaves, tensors, lambda t: t.is_leaf,
+            "a tensor is a leaf when no recorded operation made it: was its operation "
+            "recorded (grad mode on, an input that requires grad)?",
+            "{} leaves: the others have a grad_fn.")])
 
 
 # ---------------------------------------------------------------- build: one op's node
