@@ -107,7 +107,7 @@ def test_build_cells_become_stubs_that_leave_minigrads_own_piece(student):
         assert "not written yet" in build.check_piece(piece.name, None).message
 
 
-@pytest.mark.parametrize("chapter", ["03a", "03b", "04"])
+@pytest.mark.parametrize("chapter", ["03a", "03b", "04a", "04b"])
 def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path, chapter):
     """Run a chapter's (or a chapter part's) student copy: every check prints ✗ and the
     notebook does not stop."""
