@@ -107,9 +107,10 @@ def test_build_cells_become_stubs_that_leave_minigrads_own_piece(student):
         assert "not written yet" in build.check_piece(piece.name, None).message
 
 
-@pytest.mark.parametrize("chapter", ["03", "04"])
+@pytest.mark.parametrize("chapter", ["03a", "03b", "04a", "04b"])
 def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path, chapter):
-    """Run a chapter's student copy: every check prints ✗ and the notebook does not stop."""
+    """Run a chapter's (or a chapter part's) student copy: every check prints ✗ and the
+    notebook does not stop."""
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     name = next(n for n in sorted(student) if n.startswith(chapter))
@@ -119,6 +120,7 @@ def test_checks_run_and_ask_for_an_answer_in_the_student_copy(student, tmp_path,
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path / "notebooks")}})
     client.execute()
+    assert tagged(nb, "check"), f"{name} has no check"
     for cell in tagged(nb, "check"):
         text = "".join(o.get("data", {}).get("text/plain", "") + o.get("text", "")
                        for o in cell["outputs"])
