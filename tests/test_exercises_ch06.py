@@ -5,7 +5,57 @@ from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch06
 
 
-# ---------------------------------------------------------------- exercise 1: parameter count
+# ---------------------------------------------------------------- exercise 1: registration
+
+REGISTERED = {"features.weight": (3, 4), "gain": (3,), "head.weight": (2, 3), "head.bias": (2,)}
+
+
+def test_registered_parameters_accepts_the_dictionary_in_any_order_and_spelling():
+    assert ch06.check_registered_parameters(REGISTERED)
+    assert ch06.check_registered_parameters(dict(reversed(list(REGISTERED.items()))))
+    as_lists = {name: list(shape) for name, shape in REGISTERED.items()}
+    assert ch06.check_registered_parameters(as_lists)
+    assert ch06.check_registered_parameters(dict(REGISTERED, gain=3, **{"head.bias": mg.Size([2])}))
+    model = ch06.Scorer()
+    assert ch06.check_registered_parameters({n: p.shape for n, p in model.named_parameters()})
+
+
+def test_registered_parameters_names_the_idea_each_wrong_answer_misses():
+    def message(answer):
+        result = ch06.check_registered_parameters(answer)
+        assert not result
+        return result.message
+
+    assert "plain tensor" in message(dict(REGISTERED, offset=(3,)))      # section 3's bug
+    assert "bias" in message(dict(REGISTERED, **{"features.bias": (3,)}))  # bias=False
+    unprefixed = {"weight": (3, 4), "gain": (3,), "bias": (2,)}
+    assert "path" in message(unprefixed)                                 # section 4's names
+    without_gain = {k: v for k, v in REGISTERED.items() if k != "gain"}
+    assert "nn.Parameter" in message(without_gain)                       # section 3
+    transposed = dict(REGISTERED, **{"features.weight": (4, 3)})
+    assert "(out_features, in_features)" in message(transposed)          # section 1
+    assert "not right yet" in message(dict(REGISTERED, **{"head.bias": (3,)}))
+    assert "no parameter called" in message(dict(REGISTERED, **{"linear.weight": (1, 1)}))
+    assert "missing" in message({"features.weight": (3, 4)})
+    assert "tuple" in message(dict(REGISTERED, gain="3"))
+    for wrong in (["features.weight", "gain"], "gain", {1: (3,)}):
+        assert "dictionary" in message(wrong)
+
+
+def test_registered_parameters_hints_do_not_give_the_shapes_away():
+    for wrong in ({"features.weight": (4, 3)}, dict(REGISTERED, **{"head.weight": (3, 2)}),
+                  dict(REGISTERED, **{"head.bias": (3,)})):
+        message = ch06.check_registered_parameters(wrong).message
+        assert "(2, 3)" not in message and "(3, 4)" not in message and "(2,)" not in message
+
+
+def test_registered_parameters_without_an_answer():
+    for answer in (None, MISSING, ...):
+        result = ch06.check_registered_parameters(answer)
+        assert not result and "no answer yet" in result.message
+
+
+# ---------------------------------------------------------------- exercise 2: parameter count
 
 def test_parameter_count_accepts_the_count():
     assert ch06.check_parameter_count((3 * 8 + 8) + (8 * 8 + 8) + (8 * 1 + 1))
@@ -28,7 +78,7 @@ def test_parameter_count_without_an_answer_or_with_nonsense():
     assert not ch06.check_parameter_count("113 parameters")
 
 
-# ---------------------------------------------------------------- exercise 2: names
+# ---------------------------------------------------------------- exercise 3: names
 
 RIGHT_NAMES = ["0.weight", "0.bias", "2.0.weight", "2.0.bias", "3.weight"]
 
@@ -59,4 +109,5 @@ def test_checks_leave_the_default_random_stream_alone():
     mg.manual_seed(0)
     ch06.check_parameter_count(113)
     ch06.check_parameter_names(RIGHT_NAMES)
+    ch06.check_registered_parameters(REGISTERED)
     assert mg.randn(3).tolist() == expected.tolist()

@@ -1,6 +1,8 @@
-"""Exercise checks for chapter 6 (modules): ``from minigrad.teach.exercises import ch06``.
+"""Exercise checks for chapter 6 (modules), both parts (``notebooks/06a_*.ipynb`` and
+``notebooks/06b_*.ipynb``): ``from minigrad.teach.exercises import ch06``.
 
-Each function takes the learner's answer, builds the right answer itself with minigrad and
+Exercise 1 (part 1) asks which tensors a module registers; exercises 2 and 3 (part 2) count
+and name the parameters of ``nn.Sequential`` models. Each function takes the learner's answer, builds the right answer itself with minigrad and
 returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises.
 
 The build exercise (``teach.check_piece("linear", Linear)``): the learner's own
@@ -24,18 +26,111 @@ from ..build import attempt as _attempt
 from ..checks import CheckResult, check
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
-__all__ = ["exercise_mlp", "exercise_nested_model", "check_parameter_count",
-           "check_parameter_names"]
+__all__ = ["Scorer", "check_registered_parameters", "exercise_mlp", "exercise_nested_model",
+           "check_parameter_count", "check_parameter_names"]
+
+
+# ---------------------------------------------------------------- exercise 1: registration
+
+class Scorer(nn.Module):
+    """Exercise 1's module, as the notebook prints it: a Linear without bias, a Parameter,
+    a plain tensor that requires grad (not registered), and a Linear with bias."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Linear(4, 3, bias=False)
+        self.gain = nn.Parameter(creation.ones(3))
+        self.offset = creation.zeros(3, requires_grad=True)
+        self.head = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.head(self.features(x) * self.gain + self.offset)
+
+
+def _as_shape(shape):
+    """(3, 4) from (3, 4), [3, 4], mg.Size([3, 4]); (3,) from 3; None if it is no shape."""
+    if isinstance(shape, bool):
+        return None
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        return None
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+        return None
+    return tuple(int(d) for d in dims)
+
+
+@_leaves_rng_alone
+def check_registered_parameters(registered):
+    """Exercise 1: ``{name: shape}`` of what ``Scorer().named_parameters()`` lists (any
+    order). Each wrong answer gets the hint of the section whose idea it misses."""
+    title = "registered parameters"
+    if _no_answer(registered):
+        return CheckResult(False, f"{title}: no answer yet. Write the dictionary in the cell "
+                                  "above and run it, then run this check again.")
+    if not isinstance(registered, dict) or not all(isinstance(k, str) for k in registered):
+        return CheckResult(False, f"{title}: expected a dictionary from name to shape, such as "
+                                  "{'layer.weight': (5, 7), 'layer.bias': (5,)}.")
+    expected = {name: tuple(p.shape) for name, p in Scorer().named_parameters()}
+    names = set(registered)
+    if any(name.split(".")[-1] == "offset" for name in names):
+        return CheckResult(False, f"{title}: offset is not registered. Hint: a plain tensor "
+                                  "assigned as an attribute is not a Parameter, even with "
+                                  "requires_grad=True (section 3): an optimizer would never "
+                                  "update it.")
+    if "features.bias" in names:
+        return CheckResult(False, f"{title}: look again at how features is made: does that "
+                                  "layer have a bias?")
+    bare = sorted(name for name in names if name in ("weight", "bias"))
+    if bare:
+        return CheckResult(False, f"{title}: {bare[0]!r} alone does not say which layer it "
+                                  "belongs to. Hint: a sub-module's parameters are named by "
+                                  "their path: the attribute name, a dot, then the parameter's "
+                                  "name (section 4).")
+    unknown = sorted(names - set(expected))
+    if unknown:
+        return CheckResult(False, f"{title}: Scorer has no parameter called {unknown[0]!r}. "
+                                  "Hint: a name is the attribute name in __init__, and for a "
+                                  "sub-module a dot and the parameter's own name.")
+    missing = [name for name in expected if name not in names]
+    if missing == ["gain"]:
+        return CheckResult(False, f"{title}: one registered tensor is missing. Hint: what "
+                                  "does assigning an nn.Parameter as an attribute do "
+                                  "(section 3)?")
+    if missing:
+        return CheckResult(False, f"{title}: {len(missing)} registered tensor(s) missing. "
+                                  "Hint: every nn.Parameter and every parameter of a "
+                                  "sub-module assigned in __init__ is registered.")
+    for name, want in expected.items():
+        got = _as_shape(registered[name])
+        if got is None:
+            return CheckResult(False, f"{title}: the shape of {name!r} should be a tuple of "
+                                      "sizes, such as (5, 7) or (5,).")
+        if got != want:
+            if got == want[::-1]:
+                return CheckResult(False, f"{title}: the shape of {name!r} is the wrong way "
+                                          "round. Hint: a Linear's weight has shape "
+                                          "(out_features, in_features), outputs first "
+                                          "(section 1).")
+            return CheckResult(False, f"{title}: the shape of {name!r} is not right yet. "
+                                      "Hint: nn.Linear(in, out) holds a weight (out, in) and "
+                                      "a bias (out,).")
+    return CheckResult(True, f"{title}: correct!")
+
+
+# ---------------------------------------------------------------- exercises 2 and 3
 
 
 def exercise_mlp():
-    """Exercise 1's network: 3 inputs, two hidden layers of 8, one output."""
+    """Exercise 2's network: 3 inputs, two hidden layers of 8, one output."""
     return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
 
 
 @_leaves_rng_alone
 def check_parameter_count(n_params):
-    """Exercise 1: how many numbers does ``exercise_mlp()`` learn?"""
+    """Exercise 2: how many numbers does ``exercise_mlp()`` learn?"""
     expected = sum(p.numel() for p in exercise_mlp().parameters())
     if not _no_answer(n_params) and isinstance(n_params, (int, float, Tensor)):
         value = float(n_params.item() if isinstance(n_params, Tensor) else n_params)
@@ -50,7 +145,7 @@ def check_parameter_count(n_params):
 
 
 def exercise_nested_model():
-    """Exercise 2's model: a Sequential with a Sequential inside."""
+    """Exercise 3's model: a Sequential with a Sequential inside."""
     return nn.Sequential(
         nn.Linear(4, 3),
         nn.ReLU(),
@@ -61,7 +156,7 @@ def exercise_nested_model():
 
 @_leaves_rng_alone
 def check_parameter_names(names):
-    """Exercise 2: the names ``named_parameters()`` gives, in order."""
+    """Exercise 3: the names ``named_parameters()`` gives, in order."""
     title = "parameter names"
     if _no_answer(names):
         return CheckResult(False, f"{title}: no answer yet. Write the list in the cell above "

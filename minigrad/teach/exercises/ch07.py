@@ -1,4 +1,5 @@
-"""Chapter 7 exercises: losses.
+"""Chapter 7 exercises: losses, both parts (``notebooks/07a_*.ipynb``: exercises 1 and 2;
+``notebooks/07b_*.ipynb``: exercise 3 and the build).
 
 Each check builds the exercise's tensors itself, lets minigrad compute the right answer
 (with ``nn.MSELoss``, ``nn.CrossEntropyLoss`` and ``backward()``) and compares the
@@ -138,7 +139,8 @@ def check_soft_target_gradient(grad_logits):
 
 # ---------------------------------------------------------------- build: log-softmax's op
 
-# The chapter's logits (section "Classification" and the stability section), then random ones.
+# The chapter's logits (sections 3 and 7: "Classification" and the stability section), then
+# random ones.
 _CHAPTER_LOGITS = [
     ([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]], 1),
     ([1000.0, -1000.0], 0),
