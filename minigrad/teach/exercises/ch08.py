@@ -1,5 +1,6 @@
-"""Exercise checks for chapter 8 (optimizers and zero_grad):
-``from minigrad.teach.exercises import ch08``.
+"""Exercise checks for chapter 8 (optimizers and zero_grad), in two parts:
+``notebooks/08a_zero_grad.ipynb`` (exercises 1 and 2) and ``notebooks/08b_optimizers.ipynb``
+(exercises 3 and 4, and the build piece ``sgd``): ``from minigrad.teach.exercises import ch08``.
 
 Each function takes the learner's answer, computes the right one itself with minigrad
 (the chapter's linear regression: x = 1..11, y = 2x + 1, ``nn.Linear(1, 1, bias=False)``,
