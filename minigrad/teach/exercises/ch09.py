@@ -1,4 +1,6 @@
-"""Exercise checks for chapter 9 (accumulation for big batches):
+"""Exercise checks for chapter 9 (accumulation for big batches), in two parts:
+``notebooks/09a_micro_batches.ipynb`` (the build piece ``accumulated_step``, exercises 1
+and 2) and ``notebooks/09b_memory_and_shared_weights.ipynb`` (exercise 3):
 ``from minigrad.teach.exercises import ch09``.
 
 Each function takes the learner's answer, works out the right one itself with minigrad (a
