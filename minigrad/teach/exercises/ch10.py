@@ -1,5 +1,5 @@
-"""Exercise checks for chapter 10 (data and the training loop):
-``from minigrad.teach.exercises import ch10``.
+"""Exercise checks for chapter 10 (data and the training loop; exercises 1 and 2 are in part
+10a, the ``DataLoader`` build in part 10b): ``from minigrad.teach.exercises import ch10``.
 
 Each function takes the learner's answer, builds the right answer itself with minigrad and
 returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises, and each leaves
