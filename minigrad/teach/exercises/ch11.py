@@ -1,5 +1,8 @@
 """Chapter 11 exercises: custom ``autograd.Function``s, what PyTorch prints, and gradient
-accumulation written with a ``GradientTape`` (TensorFlow's design).
+accumulation written with a ``GradientTape`` (TensorFlow's design). The chapter is two
+lectures: ``notebooks/11a_custom_functions.ipynb`` (the build exercise and exercise 1,
+``check_hypot``) and ``notebooks/11b_engine_and_speed.ipynb`` (exercise 2,
+``check_prediction``, and exercise 3, ``check_tape_accumulation``).
 
 Each check runs the learner's class (or takes the learner's prediction), computes the right
 answer itself with minigrad and compares. The learner's code may raise anything: a check
