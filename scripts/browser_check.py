@@ -244,6 +244,9 @@ def check_deck(browser, deck):
         if height > FRAME_HEIGHT + 40 and cells > 1:
             problems.append(f"slide {k + 1} (#/{h}/{v}) is {height}px tall for a {FRAME_HEIGHT}px "
                             "frame: start a subslide at one of its later cells")
+        elif height > FRAME_HEIGHT + 40 and k == 0:
+            problems.append(f"the title slide is {height}px tall for a {FRAME_HEIGHT}px frame: its "
+                            "last lines (the stated time) are cut off; shorten it")
         path = shot if k == 0 else OUT / "deck_current.png"
         page.screenshot(path=str(path))
         if is_blank(path):

@@ -137,6 +137,9 @@ def main():
     args = parser.parse_args()
     notebooks = [p.resolve() for p in args.notebooks] or sorted((ROOT / "notebooks").glob("*.ipynb"))
     fetch_vendor()
+    if not args.notebooks:  # a whole build: drop the decks of notebooks renamed or split since
+        for old in set(DECKS.glob("*.slides.html")) - {DECKS / f"{nb.stem}.slides.html" for nb in notebooks}:
+            old.unlink()
     problems = 0
     for notebook in notebooks:
         deck, online = build_deck(notebook)
