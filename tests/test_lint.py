@@ -24,6 +24,8 @@ def lecture(slides, exercises=0, title="# 99 · A lecture\n*About 30 minutes.*")
 def test_slides_exercises_and_minutes_are_counted():
     cells = lecture(20, exercises=2) + [cell(slide="fragment"), cell(slide="notes"), cell(slide="-")]
     assert lint_notebooks.lecture_length(cells) == (20, 2, 30)  # 24 + 6 = 30
+    build = cell("code", "-", "Piece = None", ["solution", "build"])
+    assert lint_notebooks.lecture_length(cells + [build]) == (20, 3, 40)  # 24 + 9 + 5 = 38
 
 
 def test_a_deep_dive_is_left_out_of_the_lecture_but_must_say_so():
