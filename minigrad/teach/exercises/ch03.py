@@ -304,7 +304,7 @@ def _compare_walks(push_gradients, text, build):
             raise Mismatch(f"on the graph {text!r}, {node.name()} ran {runs[node]} times. "
                            "Run each node once, after all the gradients meant for it have "
                            "arrived in its buffer: a walk that follows every path on its own "
-                           "runs a node once per path (section 4's doubling chain).")
+                           "runs a node once per path (03a, section 4's doubling chain).")
     for name, t in leaves.items():
         if t.grad is not None:
             raise Mismatch(f"on the graph {text!r}, leaf {name} got a .grad from your walk "
