@@ -143,7 +143,7 @@ def test_vjp_notebook_states_the_checked_numbers():
     """The exercise's text in the notebook gives the M, x and v the check uses."""
     import json
     from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "notebooks" / "05b_tensor_gradients.ipynb"
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "05c_reuse_and_vjp.ipynb"
     cells = json.loads(path.read_text())["cells"]
     text = next("".join(c["source"]) for c in cells
                 if "".join(c["source"]).startswith("### Exercise 3"))
