@@ -89,3 +89,18 @@ def test_the_notebooks_import_cells_run_before_its_build_cells(tmp_path, capsys)
     (tmp_path / source.name).write_text(json.dumps(nb), encoding="utf-8")
     assert "engine" in build.my_pieces(tmp_path)
     assert build._only_imports("import a\nfrom b import c") and not build._only_imports("x = 1")
+
+
+def test_use_says_when_a_piece_is_not_written_yet(capsys):
+    """A cell that prints "with your walk" after ``teach.use(engine=None)`` ran minigrad's
+    own walk: ``use`` says so, and says nothing when the piece is there."""
+    import minigrad as mg
+    with build.use(engine=None):
+        x = mg.tensor([2.0], requires_grad=True)
+        (x * x).backward()
+    assert "push_gradients is not written yet: minigrad's own runs" in capsys.readouterr().out
+    from build_cells import solution
+    with build.use(engine=solution("03", "push_gradients")):
+        pass
+    assert capsys.readouterr().out == ""
+    assert x.grad.tolist() == [4.0]

@@ -91,12 +91,15 @@ def _piece(name):
 def use(**written):
     """Run the block with the learner's pieces plugged into minigrad, each by its name:
     ``with teach.use(engine=push_gradients, accumulate=accumulate): ...``. A piece that is
-    ``None`` (not written yet) is left out: minigrad's own runs. Everything is put back
-    when the block ends, also after an error."""
+    ``None`` (not written yet) is left out: minigrad's own runs, and a line says so, since
+    the cell's own prints would otherwise say "yours". Everything is put back when the block
+    ends, also after an error."""
     chosen = [(_piece(name), obj) for name, obj in written.items()]
     with contextlib.ExitStack() as stack:
         for piece, obj in chosen:
-            if not no_answer(obj):
+            if no_answer(obj):
+                print(f"({piece.defines} is not written yet: minigrad's own runs in its place)")
+            else:
                 stack.enter_context(piece.plug(obj))
         yield
 
