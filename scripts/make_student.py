@@ -54,10 +54,17 @@ def make_student_copy(source, destination):
     figures = ROOT / "figures"
     if figures.exists():  # the notebooks write ../figures/
         shutil.copytree(figures, destination.parent / "figures", dirs_exist_ok=True)
+    bench = ROOT / "benchmarks" / "results" / "latest.json"
+    if bench.exists():  # chapter 11b's speed table reads the stored run
+        (destination.parent / "benchmarks" / "results").mkdir(parents=True, exist_ok=True)
+        shutil.copy2(bench, destination.parent / "benchmarks" / "results" / "latest.json")
     return written
 
 
 def main():
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1].startswith("-")):
+        sys.exit("usage: python scripts/make_student.py [OUTPUT_FOLDER]  "
+                 "(default build/student/notebooks; figures/ goes next to it)")
     destination = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "student" / "notebooks"
     written = make_student_copy(ROOT / "notebooks", destination)
     print(f"{len(written)} notebooks without solutions in {destination}")

@@ -28,6 +28,9 @@ def student(tmp_path_factory):
     written = make_student.make_student_copy(ROOT / "notebooks", out)
     after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in NOTEBOOKS}
     assert before == after, "make student changed the original notebooks"
+    # what the notebooks read from outside notebooks/: figures, and 11b's stored speed run
+    assert (out.parent / "benchmarks" / "results" / "latest.json").exists()
+    assert (out.parent / "figures" / "benchmark.svg").exists()
     return {p.name: json.loads(p.read_text()) for p in written}
 
 
