@@ -158,7 +158,7 @@ _LOOP_ERRORS = [
     ("'NoneType'", "before the first backward() there is no .grad to zero: it is None "
                    "(bug b)."),
     ("in-place", "the update of W or b is being recorded: a leaf that requires grad may not "
-                 "be changed in place while autograd watches (bug c, section 5)."),
+                 "be changed in place while autograd watches (bug c; 08a, section 5)."),
 ]
 
 
