@@ -4,7 +4,9 @@ nbconvert's decks load reveal.js, require.js, jQuery, MathJax, Font Awesome and 
 renderer from CDNs. Here they come from the npm registry at build time (``npm pack``, cached
 in build/vendor/) and are unpacked next to the decks, so a deck opened from disk with no
 network shows its slides, its maths and its speaker notes (press S). Cells tagged
-``deep-dive`` (optional internals, read in the notebook) are left out of the deck.
+``deep-dive`` (optional internals, read in the notebook) are left out of the deck; a cell
+tagged ``picture-only-in-deck`` shows only its output there (its plotting code would push the
+picture off the slide).
 
     python scripts/build_slides.py [notebooks/NN_name.ipynb ...]
 """
@@ -85,7 +87,8 @@ def build_deck(notebook):
             "--output-dir", str(DECKS), "--SlidesExporter.reveal_theme=simple",
             "--SlidesExporter.reveal_transition=none", "--SlidesExporter.reveal_width=1280",
             "--SlidesExporter.reveal_height=800",
-            "--TagRemovePreprocessor.enabled=True", "--TagRemovePreprocessor.remove_cell_tags=deep-dive"]
+            "--TagRemovePreprocessor.enabled=True", "--TagRemovePreprocessor.remove_cell_tags=deep-dive",
+            "--TagRemovePreprocessor.remove_input_tags=picture-only-in-deck"]
     args += [f"--SlidesExporter.{key}={value}" for key, value in URLS.items()]
     subprocess.run(args, check=True, capture_output=True)
     deck = DECKS / f"{notebook.stem}.slides.html"
