@@ -116,6 +116,34 @@ def one_number(answer):
     return float(array.reshape(-1)[0]) if array.size == 1 else answer
 
 
+def not_a_function(title, answer):
+    """The failing result for an exercise that asks for a function and got none (no answer
+    yet, or something not callable); None when ``answer`` is a function to check. A failed
+    result is falsy, so test it with ``is not None``."""
+    if no_answer(answer):
+        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
+                                  "above and run it, then run this check again.")
+    if not callable(answer):
+        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
+                                  f"got {type(answer).__name__}.")
+    return None
+
+
+def as_floats(answer):
+    """Numbers given as a list, array or tensor, as a flat list of floats; None for no
+    answer, text, a bool or anything that is not numbers."""
+    if no_answer(answer) or isinstance(answer, (str, bytes, bool)):
+        return None
+    try:
+        if hasattr(answer, "detach"):
+            answer = answer.detach()
+        if hasattr(answer, "numpy"):
+            answer = answer.numpy()
+        return [float(v) for v in np.asarray(answer, dtype=float).reshape(-1)]
+    except (TypeError, ValueError):
+        return None
+
+
 def all_parts(title, results):
     """One result for an exercise with several answers: passed when every part passed."""
     passed = all(results)

@@ -8,7 +8,7 @@ from ... import creation, nn, optim
 from ...graph import no_grad
 from ...random import default_generator
 from ...tensor import Tensor
-from ..checks import CheckResult, check
+from ..checks import CheckResult, check, not_a_function
 from ..checks import no_answer as _no_answer
 
 __all__ = ["check_product", "check_prediction", "check_training_step"]
@@ -87,12 +87,9 @@ def check_training_step(training_step, steps=3):
     step of the training loop and returns the loss as a number. Run ``steps`` times on a fresh
     model, it must give the same losses and parameters as the loop of the chapter."""
     name = "training_step"
-    if _no_answer(training_step):
-        return CheckResult(False, f"{name}: no answer yet. Define the function in the cell "
-                                  "above and run it, then run this check again.")
-    if not callable(training_step):
-        return CheckResult(False, f"{name}: expected a function, got "
-                                  f"{type(training_step).__name__}.")
+    failed = not_a_function(name, training_step)
+    if failed is not None:
+        return failed
     (model, reference), (optimizer, reference_optimizer), inputs, targets = _toy_problem()
     criterion = nn.MSELoss()
     for step in range(1, steps + 1):

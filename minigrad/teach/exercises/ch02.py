@@ -24,6 +24,7 @@ from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
 from ..build import show as _show
 from ..checks import CheckResult, keeps_random_state
+from ..checks import as_floats as _as_floats
 from ..checks import all_parts as _all_parts
 from ..checks import no_answer as _no_answer, one_number as _one_number
 
@@ -257,20 +258,6 @@ def dynamic_quiz_answer():
     nodes = count_nodes_reference(out)
     out.backward()
     return nodes, x.grad.tolist()
-
-
-def _as_floats(answer):
-    """A gradient answer (list, array, tensor of numbers) as a flat list of floats, or None."""
-    if isinstance(answer, (str, bytes)) or _no_answer(answer):
-        return None
-    try:
-        if hasattr(answer, "detach"):
-            answer = answer.detach()
-        if hasattr(answer, "numpy"):
-            answer = answer.numpy()
-        return [float(v) for v in np.asarray(answer, dtype=float).reshape(-1)]
-    except (TypeError, ValueError):
-        return None
 
 
 def _nodes_message(nodes, want):

@@ -19,6 +19,7 @@ from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
 from ..build import show as _show
 from ..checks import MISSING, CheckResult, check, keeps_random_state
+from ..checks import as_floats as _floats
 from ..checks import all_parts as _together, one_number as _one_number
 
 __all__ = ["check_set_to_none", "check_two_paths", "check_clip_hook"]
@@ -98,21 +99,6 @@ def hook_quiz_answer():
     loss.backward(retain_graph=True)
     handle.remove()
     return arrived, w.grad.tolist()
-
-
-def _floats(value):
-    """A gradient (list, array, tensor, in minigrad or PyTorch) as a flat list of floats;
-    None if it is not one."""
-    if value is None or isinstance(value, (str, bytes, bool)):
-        return None
-    try:
-        if hasattr(value, "detach"):
-            value = value.detach()
-        if hasattr(value, "numpy"):
-            value = value.numpy()
-        return [float(v) for v in np.asarray(value, dtype=float).reshape(-1)]
-    except (TypeError, ValueError):
-        return None
 
 
 def _same_lists(got, want):

@@ -18,7 +18,7 @@ from ...optim import sgd as _sgd_module
 from ...tensor import Tensor
 from ..build import Mismatch, Piece, register
 from ..build import show as _show
-from ..checks import CheckResult, check
+from ..checks import CheckResult, check, not_a_function
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
 
@@ -193,12 +193,9 @@ def check_fixed_loop(gradient_descent):
     vanilla loop with its three bugs fixed: one step per sample on the sum of its squared
     errors; W and b change in place; a .grad they arrive with does not count."""
     title = "gradient_descent"
-    if _no_answer(gradient_descent):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
-                                  "above and run it, then run this check again.")
-    if not callable(gradient_descent):
-        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
-                                  f"got {type(gradient_descent).__name__}.")
+    failed = not_a_function(title, gradient_descent)
+    if failed is not None:
+        return failed
     for seed, (n, lr, stale) in enumerate(_LOOP_CASES):
         data, targets, W, b = _loop_problem(n, seed)
         name = f"{title} on {n} samples, learning_rate={lr}" + (
@@ -287,12 +284,9 @@ def check_train_last_layer(train_last_layer):
     """Exercise 4: ``train_last_layer(model, inputs, targets, lr, steps)`` freezes all but
     the last layer of an ``nn.Sequential`` and trains it with SGD (momentum 0.9) on the MSE."""
     title = "train_last_layer"
-    if _no_answer(train_last_layer):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
-                                  "above and run it, then run this check again.")
-    if not callable(train_last_layer):
-        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
-                                  f"got {type(train_last_layer).__name__}.")
+    failed = not_a_function(title, train_last_layer)
+    if failed is not None:
+        return failed
     for seed, (lr, steps) in enumerate(_FREEZE_CASES):
         model, inputs, targets = _deep_model(seed)
         reference, _, _ = _deep_model(seed)

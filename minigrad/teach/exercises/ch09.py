@@ -22,7 +22,7 @@ from ...random import Generator
 from ...tensor import Tensor
 from ...utils.data import DataLoader, TensorDataset
 from ..build import Mismatch, Piece, register
-from ..checks import CheckResult, check
+from ..checks import CheckResult, check, not_a_function
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
 __all__ = ["accumulated_step", "training_step", "check_loss_scales", "check_steps_per_epoch",
@@ -84,12 +84,9 @@ def check_loss_scales(loss_scales):
     number to multiply its mean loss by so that the accumulated gradient is the gradient
     of the mean loss over the whole batch."""
     title = "loss_scales"
-    if _no_answer(loss_scales):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell above "
-                                  "and run it, then run this check again.")
-    if not callable(loss_scales):
-        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
-                                  f"got {type(loss_scales).__name__}.")
+    failed = not_a_function(title, loss_scales)
+    if failed is not None:
+        return failed
     cases = ([16, 16, 16, 16], [16, 16, 16, 2], [10, 5], [7], [3, 1, 4, 1, 5])
     for sizes in cases:
         want = _reference_scales(sizes)
@@ -230,12 +227,9 @@ def check_step_contributions(step_contributions):
     """Exercise 3: ``step_contributions(w, xs, h0)`` returns, for h_t = tanh(w h_{t-1} + x_t)
     and the loss h_T, the list of what each time step adds into w.grad (their sum)."""
     title = "step_contributions"
-    if _no_answer(step_contributions):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
-                                  "above and run it, then run this check again.")
-    if not callable(step_contributions):
-        return CheckResult(False, f"{title}: expected a function (def {title}(...): ...), "
-                                  f"got {type(step_contributions).__name__}.")
+    failed = not_a_function(title, step_contributions)
+    if failed is not None:
+        return failed
     for w, xs, h0 in _RNN_CASES:
         want, total = step_shares(w, xs, h0)
         where = f"{title}({w}, {xs}, {h0})"
