@@ -260,6 +260,19 @@ def check_deck(browser, deck):
     return problems, len(slides), shot
 
 
+def check_decks(browser, decks):
+    """Check each deck, print one line per deck and its problems; the number that failed."""
+    failures = 0
+    for deck in decks:
+        problems, n_slides, shot = check_deck(browser, deck)
+        print(f"{deck.name}: {'ok' if not problems else 'FAILED'}, {n_slides} slides, "
+              f"screenshot: {shot.name}")
+        for problem in problems:
+            print("    " + problem)
+        failures += bool(problems)
+    return failures
+
+
 def check_decks_only(notebooks):
     """The decks of ``notebooks`` alone, without JupyterLab (a minute instead of five)."""
     from playwright.sync_api import sync_playwright
@@ -267,16 +280,10 @@ def check_decks_only(notebooks):
     missing = [d.name for d in decks if not d.exists()]
     if missing:
         sys.exit(f"no deck yet for {', '.join(missing)}: run make slides first")
-    failures = 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
-            for deck in decks:
-                problems, n_slides, shot = check_deck(browser, deck)
-                print(f"{deck.name}: {'ok' if not problems else 'FAILED'}, {n_slides} slides")
-                for problem in problems:
-                    print("    " + problem)
-                failures += bool(problems)
+            failures = check_decks(browser, decks)
         finally:
             browser.close()
     print(f"{len(decks) - failures} passed, {failures} failed")
@@ -323,13 +330,7 @@ def main():
                             print("    " + problem)
                         failures += bool(problems)
                     decks = sorted((ROOT / "build" / "slides").glob("*.slides.html")) if args.decks else []
-                    for deck in decks:
-                        problems, n_slides, shot = check_deck(browser, deck)
-                        print(f"{deck.name}: {'ok' if not problems else 'FAILED'}, {n_slides} slides, "
-                              f"screenshot: {shot.name}")
-                        for problem in problems:
-                            print("    " + problem)
-                        failures += bool(problems)
+                    failures += check_decks(browser, decks)
                     checked = len(notebooks) + len(decks)
                 finally:
                     browser.close()
