@@ -2,7 +2,9 @@
 
 Each cell tagged ``solution`` gets its stub instead (``metadata.minigrad.stub``, or
 ``# your code here``), shown open rather than collapsed; solution and check cells lose
-their stored outputs. The speaker notes (cells of slide type ``notes``) are left out: they
+their stored outputs, and so do the cells tagged ``compare-with-yours`` (a listing of
+minigrad's own piece, placed after the build's check: the learner runs it once theirs
+passes). The speaker notes (cells of slide type ``notes``) are left out: they
 are written for the instructor and discuss the exercises' answers. The checks still run in
 the copy and say "no answer yet" until the learner writes one. The original notebooks are
 only read.
@@ -23,9 +25,14 @@ def is_speaker_note(cell):
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
 
 
+# Cells whose stored output would give an answer away: solutions, checks (a stored ✓), and
+# listings of minigrad's own piece shown after a build's check ("compare with yours").
+CLEARED = {"solution", "check", "compare-with-yours"}
+
+
 def student_cell(cell):
     tags = cell.get("metadata", {}).get("tags", [])
-    if cell["cell_type"] != "code" or not {"solution", "check"} & set(tags):
+    if cell["cell_type"] != "code" or not CLEARED & set(tags):
         return cell
     cell = json.loads(json.dumps(cell))
     cell["outputs"], cell["execution_count"] = [], None

@@ -24,7 +24,9 @@ Each chapter's exercise module (``teach.exercises.chNN``) registers its pieces h
 
 import contextlib
 import dataclasses
+import functools
 import importlib
+import inspect
 import json
 import traceback
 from pathlib import Path
@@ -34,7 +36,7 @@ import numpy as np
 from .checks import CheckResult, no_answer
 
 __all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch",
-           "attempt", "where", "show"]
+           "attempt", "where", "show", "borrowed", "same_dtype"]
 
 CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
 
@@ -52,7 +54,10 @@ class Piece:
     ``defines``: the name the build cell gives it (``"push_gradients"``); ``summary``: one line
     on what it is; ``plug(obj)``: a context manager with ``obj`` swapped in for minigrad's
     own; ``battery(obj)``: runs the checks, raising ``Mismatch`` at the first difference,
-    and returns a line on what passed (``"the 3 examples and 200 random graphs"``).
+    and returns a line on what passed (``"the 3 examples and 200 random graphs"``);
+    ``own``: minigrad's own objects for this piece, by the name a learner knows them
+    (``{"optim.SGD": optim.SGD}``): a piece that is one of them, subclasses one, or calls one
+    is refused (see ``borrowed``), since the check would compare minigrad with itself.
     """
     name: str
     chapter: str
@@ -60,6 +65,7 @@ class Piece:
     summary: str
     plug: object
     battery: object
+    own: dict = dataclasses.field(default_factory=dict)
 
 
 _PIECES = {}
@@ -111,6 +117,9 @@ def check_piece(name, obj):
     if no_answer(obj):
         return CheckResult(False, f"{piece.summary}: not written yet. Until you write "
                                   f"{piece.defines}, minigrad's own runs in its place.")
+    refused = borrowed(piece, obj)
+    if refused:
+        return CheckResult(False, f"{piece.defines}: {refused}")
     try:
         passed = piece.battery(obj)
     except Mismatch as difference:
@@ -126,10 +135,127 @@ def check_piece(name, obj):
                              f"as minigrad's own on {passed}.{note}")
 
 
+# ------------------------------------------------------------------ refusing minigrad's own
+
+def borrowed(piece, obj):
+    """Why ``obj`` is not the learner's own piece, or ``""``: it is one of minigrad's own
+    objects for the piece (``piece.own``), a subclass of one, or code that calls one (looked
+    up through the functions and classes of the learner's notebook it uses, by the names its
+    code reads: globals, closures, defaults and attributes of modules)."""
+    own = {id(value): label for label, value in piece.own.items()}
+    if not own:
+        return ""
+    if id(_unwrap(obj)) in own:
+        return (f"this is minigrad's own {own[id(_unwrap(obj))]}, not a piece you wrote: the "
+                "check compares your piece with minigrad's, so it would only compare "
+                f"minigrad with itself. Write {piece.defines} yourself in the build cell.")
+    if inspect.isclass(obj):
+        for base in obj.__mro__[1:]:
+            if id(base) in own:
+                return (f"it is a subclass of minigrad's own {own[id(base)]}, so it runs "
+                        "minigrad's code, not yours. Write the class from scratch (its base "
+                        "is the one the build cell names).")
+    for label in _calls(obj, own):
+        return (f"it uses minigrad's own {label}, the very piece you are asked to write, so "
+                "the check would compare minigrad with itself. Write that part yourself.")
+    return ""
+
+
+def _unwrap(obj):
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    return getattr(obj, "__func__", obj)
+
+
+def _functions_of(obj):
+    """The plain functions whose code makes up ``obj``: itself, or a class's own methods,
+    properties, static and class methods."""
+    obj = _unwrap(obj)
+    if inspect.isfunction(obj):
+        return [obj]
+    if inspect.isclass(obj):
+        found = []
+        for value in vars(obj).values():
+            if isinstance(value, property):
+                found += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+            else:
+                value = _unwrap(value)
+                if inspect.isfunction(value):
+                    found.append(value)
+        return found
+    call = getattr(type(obj), "__call__", None)  # an instance whose class defines __call__
+    return _functions_of(type(obj)) if inspect.isfunction(call) else []
+
+
+def _names_read(code):
+    """Every global and attribute name a code object (and the code nested in it) reads."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _names_read(const)
+    return names
+
+
+def _calls(obj, own, depth=4):
+    """The labels of ``own`` objects that ``obj``'s code reads, directly or through the
+    learner's own functions and classes (same module) up to ``depth`` levels down."""
+    seen, found = set(), []
+    home = getattr(_unwrap(obj), "__module__", None)
+    todo = [(_unwrap(obj), 0)]
+    while todo:
+        current, level = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for function in _functions_of(current):
+            names = _names_read(function.__code__)
+            values = [function.__globals__[n] for n in names if n in function.__globals__]
+            values += [cell.cell_contents for cell in (function.__closure__ or ())
+                       if _filled(cell)]
+            values += list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
+            values += [getattr(m, n) for m in values if inspect.ismodule(m)
+                       for n in names if hasattr(m, n)]
+            values += [getattr(m, n) for m in list(values) if inspect.ismodule(m)
+                       for n in names if hasattr(m, n)]
+            for value in values:
+                value = _unwrap(value)
+                if id(value) in own and own[id(value)] not in found:
+                    found.append(own[id(value)])
+                elif (level < depth and (inspect.isfunction(value) or inspect.isclass(value))
+                      and getattr(value, "__module__", None) == home):
+                    todo.append((value, level + 1))
+    return found
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty closure cell
+        return False
+    return True
+
+
+def same_dtype(what, got, want):
+    """Raise ``Mismatch`` when ``got`` (an array or tensor the learner's piece made) has
+    another dtype than ``want`` (minigrad's own result for the same float32 inputs)."""
+    got_dtype, want_dtype = _dtype_name(got), _dtype_name(want)
+    if got_dtype != want_dtype:
+        raise Mismatch(f"{what} is {got_dtype}, where minigrad's own gives {want_dtype} for "
+                       f"the same {want_dtype} inputs. A float64 constant (np.ones(shape) "
+                       "without dtype, np.float64, an array made from Python floats) turns "
+                       "float32 into float64: make new arrays with the input's dtype.")
+
+
+def _dtype_name(value):
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        return type(value).__name__
+    return str(dtype).replace("minigrad.", "").replace("torch.", "")
+
+
 def _defined_elsewhere(obj):
     """The functions and classes of the notebook (``__main__``) that ``obj`` (a function, or
     a class's own methods) reads as globals: chapter 10's payoff will not have them."""
-    import inspect
     if inspect.isclass(obj):
         functions = [getattr(f, "__func__", f) for f in vars(obj).values()]
     else:
@@ -230,8 +356,9 @@ def my_pieces(folder=".", verbose=True):
                 chosen[piece.name] = obj
                 line = f"yours            ch{piece.chapter} {piece.summary}"
             else:
+                reason = result.message.split(". ")[0].split("\n")[0]
                 line = (f"minigrad's own   ch{piece.chapter} {piece.summary} (yours does "
-                        "not pass its check yet)")
+                        f"not pass its check yet: {reason})")
         if verbose:
             print(line)
     return chosen
