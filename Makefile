@@ -110,7 +110,7 @@ lock:
 
 notebooks: setup  ## re-execute every notebook in place (after a change to what the package prints)
 	$(PY) -c "import matplotlib.pyplot"
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	MINIGRAD_WRITE_FIGURES=1 $(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace \
 		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.record_timing=False \
 		--NotebookExporter.preprocessors=nbconvert.preprocessors.CoalesceStreamsPreprocessor $(NOTEBOOKS)
 

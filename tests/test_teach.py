@@ -120,8 +120,24 @@ def test_renders_to_svg_with_dot(tmp_path):
     bundle = teach.draw_graph(z, names={"x": x})._repr_mimebundle_()
     assert bundle["image/svg+xml"].lstrip().startswith(("<?xml", "<svg"))
     assert bundle["text/plain"].startswith("computation graph")
-    path = teach.draw_graph(z).save_svg(tmp_path / "g.svg")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("MINIGRAD_WRITE_FIGURES", "1")
+        path = teach.draw_graph(z).save_svg(tmp_path / "new" / "g.svg")
     assert "graphviz version" not in Path(path).read_text()
+
+
+def test_pictures_are_written_only_when_asked(tmp_path, monkeypatch):
+    """Running a chapter (nbval, the student copy, nbgrader) writes no file: only ``make
+    notebooks`` and ``make figures`` set MINIGRAD_WRITE_FIGURES=1 (teach.saving)."""
+    x, y, z = seed_graph()
+    chart = teach.plot_curves({"a": [1.0, 2.0]})
+    monkeypatch.delenv("MINIGRAD_WRITE_FIGURES", raising=False)
+    assert chart.save(tmp_path / "c.svg") == str(tmp_path / "c.svg")
+    teach.draw_graph(z).save_svg(tmp_path / "g.svg")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("MINIGRAD_WRITE_FIGURES", "1")
+    chart.save(tmp_path / "sub" / "c.svg")
+    assert (tmp_path / "sub" / "c.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
 def test_without_dot_the_listing_and_a_hint_are_shown(monkeypatch):
@@ -178,7 +194,8 @@ def test_tangent_slope_is_the_derivative():
     assert value == pytest.approx(8 / 3 - 2) and slope == pytest.approx(3.0)
 
 
-def test_plots_summarise_their_numbers_and_write_files(tmp_path):
+def test_plots_summarise_their_numbers_and_write_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAD_WRITE_FIGURES", "1")
     chart = teach.plot_losses({"a": [4.0, 2.0, 1.0], "b": [4.0, 5.0, 9.0]}, title="T",
                               path=tmp_path / "c.svg", log=True)
     assert repr(chart) == "T:\n  a: 4 -> 1 (min 1, 3 points)\n  b: 4 -> 9 (min 4, 3 points)"

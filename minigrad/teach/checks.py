@@ -13,7 +13,7 @@ from ..random import default_generator
 from ..tensor import Tensor
 
 __all__ = ["check", "check_function", "CheckResult", "MISSING", "no_answer", "one_number",
-           "all_parts", "keeps_random_state"]
+           "all_parts", "keeps_random_state", "graded"]
 
 
 class _Missing:
@@ -76,6 +76,16 @@ def check(name, answer, expected, tol=1e-6, hint=None):
         return CheckResult(False, f"{name}: {_describe(answer)} is not right yet."
                                   + (f" Hint: {hint}" if hint else ""))
     return CheckResult(True, f"{name}: correct!")
+
+
+def graded(result):
+    """A check's result in an nbgrader test cell (``make nbgrader``): printed when it passed
+    (printed, not returned: nbgrader reads a returned value as a partial score); an
+    ``AssertionError`` with the check's message when it did not, which is how nbgrader takes
+    a test cell's points away and what its feedback shows the learner."""
+    if not result:
+        raise AssertionError("✗ " + result.message)
+    print(repr(result))
 
 
 def check_function(name, function, reference, cases, tol=1e-6, hint=None):

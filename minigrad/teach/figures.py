@@ -3,11 +3,13 @@
     python -m minigrad.teach.figures [output folder]
 """
 
+import os
 import sys
 from pathlib import Path
 
 from .. import creation, nn
 from ..random import manual_seed
+from . import saving
 from .drawing import draw_graph
 from .plots import plot_losses
 from .stepping import training_run
@@ -39,6 +41,7 @@ def zero_grad_curves(folder):
 
 
 def main(folder="figures"):
+    os.environ[saving.ENVIRONMENT_VARIABLE] = "1"  # this command is for writing them
     folder = Path(folder)
     folder.mkdir(exist_ok=True)
     for make in (computation_graph, mlp_graph, zero_grad_curves):

@@ -7,7 +7,7 @@ nbval compares. ``path=`` also writes the figure (.svg or .png) reproducibly.
 
 import numpy as np
 
-from . import style
+from . import saving, style
 
 __all__ = ["Chart", "plot_losses", "plot_curves", "plot_tangent", "plot_function"]
 
@@ -44,12 +44,15 @@ class Chart:
         return self.summary
 
     def save(self, path):
-        path = str(path)
-        metadata = {"Date": None} if path.endswith(".svg") else {"Software": None}
-        import matplotlib
-        with matplotlib.rc_context(style.rc()):
-            self.figure.savefig(path, bbox_inches="tight", metadata=metadata)
-        return path
+        """Write the chart to ``path`` under ``make notebooks`` / ``make figures`` (see
+        ``teach.saving``); elsewhere write nothing. Returns ``path``."""
+        target = saving.figure_file(path)
+        if target is not None:
+            metadata = {"Date": None} if target.suffix == ".svg" else {"Software": None}
+            import matplotlib
+            with matplotlib.rc_context(style.rc()):
+                self.figure.savefig(target, bbox_inches="tight", metadata=metadata)
+        return str(path)
 
 
 def _figure(figsize=None):
