@@ -21,11 +21,12 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
 .PHONY: setup setup-course system lab test test-lint test-unit test-notebooks \
 	test-notebooks-other-blas test-blas-kernels browser-test browser-test-if-possible \
-	test-latest lock notebooks figures slides student bench clean
+	test-latest lock notebooks figures slides student nbgrader bench clean
 
 # Two stamps: the course (what a student needs) and the tests on top (PyTorch, Playwright).
 COURSE_STAMP := $(VENV)/.course-installed
 TEST_STAMP := $(VENV)/.test-installed
+GRADE_STAMP := $(VENV)/.grade-installed
 
 setup-course: $(COURSE_STAMP) $(LAB_OVERRIDES) system
 setup: $(TEST_STAMP) $(LAB_OVERRIDES) system
@@ -42,9 +43,16 @@ $(COURSE_STAMP): pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(TEST_STAMP): $(COURSE_STAMP)
-	@echo "== installing the test tools: pytest, nbval, PyTorch (CPU), Playwright =="
-	$(PIP_INSTALL) -e '.[course,test]' 2>&1 | $(PIP_OUTPUT)
-	$(PY) -c "import pytest, nbval, torch, playwright"  # fail here if the install broke
+	@echo "== installing the test tools: pytest, nbval, PyTorch (CPU), Playwright, nbgrader =="
+	$(PIP_INSTALL) -e '.[course,test,grade]' 2>&1 | $(PIP_OUTPUT)
+	$(PY) -c "import pytest, nbval, torch, playwright, nbgrader"  # fail here if the install broke
+	touch $@
+
+# nbgrader for instructors (its own extra: students never install it).
+$(GRADE_STAMP): $(COURSE_STAMP)
+	@echo "== installing nbgrader =="
+	$(PIP_INSTALL) -e '.[course,grade]' 2>&1 | $(PIP_OUTPUT)
+	$(PY) -c "import nbgrader"  # fail here if the install broke
 	touch $@
 
 $(LAB_OVERRIDES): scripts/jupyterlab_overrides.json | $(PY)
@@ -103,7 +111,7 @@ test-latest:
 lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/python -m pip install --disable-pip-version-check --progress-bar off -e '.[course,test]' 2>&1 | $(PIP_OUTPUT)
+	.venv-lock/bin/python -m pip install --disable-pip-version-check --progress-bar off -e '.[course,test,grade]' 2>&1 | $(PIP_OUTPUT)
 	.venv-lock/bin/python scripts/write_constraints.py > constraints.txt
 	rm -rf .venv-lock
 	@echo "constraints.txt rewritten: run make test, then commit it"
@@ -123,6 +131,10 @@ slides: setup-course  ## offline reveal.js decks in build/slides (npm fetches re
 
 student: setup-course  ## the course without solutions, in build/student
 	$(PY) scripts/make_student.py
+
+nbgrader: $(GRADE_STAMP)  ## an nbgrader course folder in build/nbgrader (README: For instructors)
+	$(PY) scripts/make_nbgrader.py
+	@echo "next: cd build/nbgrader && PATH=$(abspath $(VENV))/bin:\$$PATH nbgrader generate_assignment LECTURE"
 
 browser-test: setup slides  ## every chapter run in JupyterLab in headless Chromium, every deck shown
 	@scripts/system_packages.sh chromium

@@ -36,7 +36,7 @@ import numpy as np
 from .checks import CheckResult, no_answer
 
 __all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch",
-           "attempt", "where", "show", "borrowed", "same_dtype"]
+           "attempt", "where", "show", "borrowed", "same_dtype", "passed", "piece_named"]
 
 CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
 
@@ -69,6 +69,7 @@ class Piece:
 
 
 _PIECES = {}
+_PASSED = set()  # the names of the pieces whose check passed in this session
 
 
 def register(piece):
@@ -82,6 +83,16 @@ def pieces():
     for chapter in CHAPTERS:
         importlib.import_module(f"{__package__}.exercises.{chapter}")
     return sorted(_PIECES.values(), key=lambda piece: piece.chapter)
+
+
+def piece_named(name):
+    """The registered piece called ``name`` (``"engine"``)."""
+    return _piece(name)
+
+
+def passed(name):
+    """Has a learner's piece ``name`` passed its check in this session (``check_piece``)?"""
+    return name in _PASSED
 
 
 def _piece(name):
@@ -127,6 +138,7 @@ def check_piece(name, obj):
     except Exception as error:  # the learner's code: report where it failed, never crash
         return CheckResult(False, f"{piece.defines} raised {type(error).__name__}: {error}"
                                   f"{where(error)}")
+    _PASSED.add(name)
     elsewhere = _defined_elsewhere(obj)
     note = ("" if not elsewhere else
             f" One thing: it uses {', '.join(elsewhere)}, defined in another cell; chapter 10 "

@@ -28,12 +28,31 @@ class SourceView:
                 f"{body}</div>")
 
 
-def show_source(obj, lines=None, start=None):
+class NotYet:
+    """What ``show_source(..., after=piece)`` shows before the learner's piece has passed."""
+
+    def __init__(self, defines, name):
+        self.text = (f"(minigrad's own {name} is shown here once your {defines} passes its "
+                     "check: write yours first, then run this cell again)")
+
+    def __repr__(self):
+        return self.text
+
+
+def show_source(obj, lines=None, start=None, after=None):
     """The source of ``obj`` (a function, method, class or module of minigrad).
 
     ``start="text"`` shows it from the first line containing that text to the end (robust
     to edits above it); ``lines=(first, last)`` shows those lines (1-based, like an editor).
+    ``after="engine"``: ``obj`` is minigrad's own version of that build piece, shown only once
+    the learner's piece has passed its check (``teach.check_piece``) in this session, so the
+    answer never sits on screen before theirs is written.
     """
+    if after is not None:
+        from . import build
+        if not build.passed(after):
+            name = getattr(obj, "__qualname__", getattr(obj, "__name__", "piece"))
+            return NotYet(build.piece_named(after).defines, name)
     target = inspect.unwrap(getattr(obj, "fget", None) or obj)
     code = inspect.getsource(target)
     code = inspect.cleandoc("\n" + code) if code.startswith((" ", "\t")) else code.rstrip("\n")
