@@ -165,8 +165,8 @@ def borrowed(piece, obj):
         for base in obj.__mro__[1:]:
             if id(base) in own:
                 return (f"it is a subclass of minigrad's own {own[id(base)]}, so it runs "
-                        "minigrad's code, not yours. Write the class from scratch (its base "
-                        "is the one the build cell names).")
+                        "minigrad's code, not yours. Write the class from scratch (from the "
+                        "base the build cell names, if it names one).")
     for label in _calls(obj, own):
         return (f"it uses minigrad's own {label}, the very piece you are asked to write, so "
                 "the check would compare minigrad with itself. Write that part yourself.")
@@ -225,10 +225,7 @@ def _calls(obj, own, depth=4):
             values += [cell.cell_contents for cell in (function.__closure__ or ())
                        if _filled(cell)]
             values += list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
-            values += [getattr(m, n) for m in values if inspect.ismodule(m)
-                       for n in names if hasattr(m, n)]
-            values += [getattr(m, n) for m in list(values) if inspect.ismodule(m)
-                       for n in names if hasattr(m, n)]
+            values += _attributes_read(values, names)
             for value in values:
                 value = _unwrap(value)
                 if id(value) in own and own[id(value)] not in found:
@@ -236,6 +233,19 @@ def _calls(obj, own, depth=4):
                 elif (level < depth and (inspect.isfunction(value) or inspect.isclass(value))
                       and getattr(value, "__module__", None) == home):
                     todo.append((value, level + 1))
+    return found
+
+
+def _attributes_read(values, names):
+    """What ``mg.autograd.functional.jvp`` reaches: the attributes, named in ``names``, of
+    the modules among ``values``, and of the modules among those, and so on."""
+    found, seen = [], set()
+    modules = [m for m in values if inspect.ismodule(m)]
+    while modules:
+        seen.update(id(m) for m in modules)
+        reached = [getattr(m, n) for m in modules for n in names if hasattr(m, n)]
+        found += reached
+        modules = [m for m in reached if inspect.ismodule(m) and id(m) not in seen]
     return found
 
 
