@@ -350,3 +350,23 @@ def test_the_build_is_homework_with_its_minutes_stated():
     assert "*homework:* the build, about" in "".join(cells[0]["source"])
     reflected = next(i for i, c in enumerate(cells) if "__rsub__" in "".join(c["source"]))
     assert reflected < cells.index(build_cell)
+
+
+def test_the_checks_expected_tangents_are_pytorchs_forward_mode():
+    """What the check expects (minigrad's backward()) is what torch.autograd.forward_ad gives,
+    and PyTorch's forward mode keeps float32 in float32, as the check asks of a Dual."""
+    torch = pytest.importorskip("torch")
+    import torch.autograd.forward_ad as fwAD
+    for text, point, _ in ch01._OPERATOR_CASES + ch01._CHAPTER_CASES:
+        with fwAD.dual_level():
+            inputs = {name: fwAD.make_dual(torch.tensor(value, dtype=torch.float64),
+                                           torch.tensor(tangent, dtype=torch.float64))
+                      for name, (value, tangent) in point.items()}
+            out = fwAD.unpack_dual(eval(text, {}, inputs))  # noqa: S307 - the battery's own
+            want = ch01._backward_says(text, point)
+            assert out.primal.item() == pytest.approx(want[0], rel=1e-12), text
+            assert out.tangent.item() == pytest.approx(want[1], rel=1e-12, abs=1e-15), text
+    with fwAD.dual_level():
+        x = fwAD.make_dual(torch.tensor(2.0), torch.tensor(1.0))
+        out = fwAD.unpack_dual(4.0 / x)
+        assert out.primal.dtype == out.tangent.dtype == torch.float32
