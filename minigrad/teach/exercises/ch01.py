@@ -445,7 +445,7 @@ def _constructor(dual):
     """Dual(2.0, 0.5) keeps its two numbers as .value and .tangent; Dual(2.0) is a
     constant (tangent 0, the default)."""
     pair = attempt("Dual(2.0, 0.5)", lambda: dual(2.0, 0.5),
-                   lambda error: " Dual takes a value and a tangent: Dual(value, tangent=0.0).")
+                   lambda error: ". Dual takes a value and a tangent: Dual(value, tangent=0.0).")
     for name, want in (("value", 2.0), ("tangent", 0.5)):
         got = getattr(pair, name, MISSING)
         if got is MISSING:
@@ -455,7 +455,7 @@ def _constructor(dual):
             raise Mismatch(f"Dual(2.0, 0.5).{name} is {got!r}; expected {want!r}: the first "
                            "argument is the value, the second the tangent.")
     constant = attempt("Dual(2.0)", lambda: dual(2.0),
-                       lambda error: " A Dual made from a number alone is a constant: give "
+                       lambda error: ". A Dual made from a number alone is a constant: give "
                                      "the tangent the default 0.0.")
     if _as_float(constant.tangent) != 0.0:
         raise Mismatch(f"Dual(2.0) has tangent {constant.tangent!r}; a Dual made from a number "
