@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 from ... import creation, dtypes
-from ..build import Mismatch, Piece, register
+from ...autograd.functional import jvp
+from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import MISSING, CheckResult, check, check_function, keeps_random_state
 
 __all__ = ["check_numerical_derivative", "check_chain_rule", "check_best_step",
@@ -225,6 +226,9 @@ class Dual:
         return Dual(t, (1 - t * t) * self.tangent)
 
 
+_OWN = Dual  # minigrad's own, for the float32 comparison (forward mode may have yours in)
+
+
 def forward_mode_derivative(f, x):
     """f'(x) by forward mode: one pass of ``f`` on ``Dual(x, 1.0)`` (the plugged-in Dual)."""
     return f(Dual(x, 1.0)).tangent
@@ -243,37 +247,60 @@ def _plug_dual(dual):
     return mock.patch.object(sys.modules[__name__], "Dual", dual)
 
 
-# (text, point, hint): one operation at a time, then the chapter's functions. The point is
-# {name: (value, tangent)}; every tangent is compared with what backward() gives.
+# The battery: the constructor, then every operation on its own (its building blocks first:
+# the power rule before the quotient that may use it), each also on an input whose tangent is
+# not 1 (y), so that a rule that drops the incoming tangent is caught where it is written;
+# then the chapter's functions and random compositions. A point is {name: (value, tangent)};
+# every tangent is compared with what backward() gives.
 _RULES = {
-    "sum": "the sum rule: the tangent of a sum is the sum of the tangents.",
+    "sum": "the sum rule: the tangent of u + v is the tangent of u plus the tangent of v.",
+    "difference": "the tangent of u - v is the tangent of u minus the tangent of v.",
+    "negation": "-u negates both the value and the tangent.",
     "product": "the product rule: when both factors move, each factor's move counts, scaled "
                "by the other factor's value.",
-    "quotient": "the quotient rule (or a * b ** -1 and the product rule); a number has "
-                "tangent 0.",
-    "power": "the power rule, then the chain rule: times the tangent of the base.",
+    "power": "the power rule, then the chain rule: p times the base to the power p - 1, "
+             "times the tangent of the base.",
+    "quotient": "the quotient rule (the tangent of u / v is (u'v - uv') / v**2), or u * v ** -1 "
+                "with the product and power rules.",
+    "sin": "the chain rule: the derivative of sin is cos, taken at the value, times the "
+           "tangent that came in.",
+    "exp": "the chain rule: the derivative of exp is exp, taken at the value, times the "
+           "tangent that came in.",
+    "tanh": "the chain rule: the derivative of tanh is 1 - tanh**2, taken at the value, times "
+            "the tangent that came in.",
     "chain": "the chain rule: the derivative of the outer function, taken at the value, times "
              "the tangent that came in.",
-    "constant": "a number is a constant: its tangent is 0, whichever side of the operator "
-                "it is on.",
 }
+# The method Python calls for an operator: the Dual on the left, and the reflected one for a
+# number on the left of a Dual (3.0 - x calls x.__rsub__(3.0)).
+_METHODS = {"+": ("__add__", "__radd__"), "-": ("__sub__", "__rsub__"),
+            "*": ("__mul__", "__rmul__"), "/": ("__truediv__", "__rtruediv__"),
+            "** or pow()": ("__pow__", "__rpow__")}
 _XY = {"x": (2.0, 1.0), "y": (3.0, 0.5)}
 _OPERATOR_CASES = [
-    ("x + y", _XY, "sum"), ("x + 3.0", _XY, "constant"), ("3.0 + x", _XY, "constant"),
-    ("x - y", _XY, "sum"), ("x - 3.0", _XY, "constant"), ("3.0 - x", _XY, "constant"),
-    ("-x", _XY, "sum"),
-    ("x * y", _XY, "product"), ("x * 3.0", _XY, "constant"), ("3.0 * x", _XY, "constant"),
-    ("x ** 3", _XY, "power"), ("x ** 0.5", _XY, "power"), ("x ** -1", _XY, "power"),
-    ("x / y", _XY, "quotient"), ("x / 4.0", _XY, "quotient"), ("4.0 / x", _XY, "quotient"),
-    ("x.sin()", _XY, "chain"), ("x.exp()", _XY, "chain"), ("x.tanh()", _XY, "chain"),
+    ("x + y", _XY, "sum"), ("x + 3.0", _XY, "sum"), ("3.0 + x", _XY, "sum"),
+    ("-x", _XY, "negation"), ("-y", _XY, "negation"),
+    ("x - y", _XY, "difference"), ("x - 3.0", _XY, "difference"),
+    ("3.0 - x", _XY, "difference"),
+    ("x * y", _XY, "product"), ("x * 3.0", _XY, "product"), ("3.0 * x", _XY, "product"),
+    ("y * x", _XY, "product"),
+    ("x ** 3", _XY, "power"), ("y ** 3", _XY, "power"), ("x ** 0.5", _XY, "power"),
+    ("y ** -1", _XY, "power"), ("x ** -2", _XY, "power"),
+    ("x / y", _XY, "quotient"), ("y / x", _XY, "quotient"), ("x / 4.0", _XY, "quotient"),
+    ("4.0 / x", _XY, "quotient"), ("4.0 / y", _XY, "quotient"),
+    ("x.sin()", _XY, "sin"), ("y.sin()", _XY, "sin"), ("x.exp()", _XY, "exp"),
+    ("y.exp()", _XY, "exp"), ("x.tanh()", _XY, "tanh"), ("y.tanh()", _XY, "tanh"),
     ("(x * y).sin()", _XY, "chain"),
 ]
 _CHAPTER_CASES = [
-    ("x * x * x / 3 - x", {"x": (2.0, 1.0)}, "product"),     # f, sections 1 to 3
+    ("x * x * x / 3 - x", {"x": (2.0, 1.0)}, "chain"),       # f, sections 1 to 3
     ("(x ** 2).sin()", {"x": (1.5, 1.0)}, "chain"),           # g, section 4
     ("((w * 2.0).tanh() - 1.0) ** 2", {"w": (0.5, 1.0)}, "chain"),  # exercise 2's loss
     ("1 / x", {"x": (0.25, 1.0)}, "quotient"),                # exercise 1's fourth function
 ]
+# float32 numbers in, float32 numbers out: the arithmetic keeps the inputs' dtype (minigrad's
+# own Dual does), so forward mode on float32 stays float32, as backward() does.
+_FLOAT32_CASES = ["x + y", "3.0 - x", "-x", "x * y", "2.0 * x", "x ** 3", "x / y", "4.0 / x"]
 
 
 def _backward_says(text, point):
@@ -304,18 +331,82 @@ def _as_float(number):
         return None
 
 
+def _reflected(text):
+    """For '3.0 - x' (a number on the left of a Dual): ('-', '__rsub__'), else None."""
+    found = re.fullmatch(r"(-?[0-9.]+) (\+|-|\*|/) (\w+)", text)
+    if not found:
+        return None
+    symbol = found.group(2)
+    return symbol, _METHODS[symbol][1], found.group(1), found.group(3)
+
+
+def _reflected_hint(text):
+    """' 3.0 - x calls x.__rsub__(3.0): there self is x and other is 3.0, so it computes
+    3.0 - x, the number first.' for a number on the left, else ''."""
+    reflected = _reflected(text)
+    if reflected is None:
+        return ""
+    symbol, method, number, name = reflected
+    order = (f" (there self is {name} and other is {number}, so it computes {number} {symbol} "
+             f"{name}, the number first{'' if symbol in '+*' else ': the order matters'})")
+    return f" Python runs {text} as {name}.{method}({number}){order}."
+
+
+def _constant_hint(text):
+    """' A number is a constant: ...' when ``text`` is an operator between a Dual and a
+    number (x + 3.0, 4.0 / x), else ''."""
+    if re.fullmatch(r"(\w+ [-+*/] -?[0-9.]+|-?[0-9.]+ [-+*/] \w+)", text):
+        return " A number is a constant: its tangent is 0, on either side of the operator."
+    return ""
+
+
+def _why_it_raised(text, error, dual_name):
+    """What to do about an error raised by one operation of the battery."""
+    message = str(error)
+    missing = re.search(r"unsupported operand type\(s\) for (.+?): '(\w+)' and '(\w+)'", message)
+    if isinstance(error, TypeError) and missing:
+        symbol, left, right = missing.groups()
+        forward, reflected = _METHODS.get(symbol, ("the operator's method", "its reflected method"))
+        strange = [kind for kind in (left, right) if kind not in ("float", "int", dual_name)]
+        if strange:
+            return (f" One of your operations returned a {strange[0]}, not a Dual: every "
+                    "operation returns a new Dual(value, tangent).")
+        if left in ("float", "int"):
+            return (f" A number on the left of {symbol.split()[0]} makes Python call the Dual's "
+                    f"reflected method: define {reflected}.{_reflected_hint(text)}")
+        return (f" Python calls {left}.{forward} for {text}: define {forward}, and let it take "
+                "a Dual or a number.")
+    unary = re.search(r"bad operand type for unary (.)", message)
+    if isinstance(error, TypeError) and unary:
+        return " -x calls x.__neg__(): define __neg__."
+    attribute = re.search(r"'(\w+)' object has no attribute '(\w+)'", message)
+    if isinstance(error, AttributeError) and attribute:
+        owner, name = attribute.groups()
+        if owner in ("float", "int"):
+            return (f" A number has no .{name}: turn a number into Dual(number) first (a "
+                    "constant, tangent 0); then one formula serves Duals and numbers.")
+        if name in ("sin", "exp", "tanh"):
+            return f" Define the method {name}(self), as minigrad's tensors have it."
+        if name in ("value", "tangent"):
+            return " A Dual keeps its two numbers in the attributes .value and .tangent."
+    return ""
+
+
+def _name_of(dual):
+    """The name Python's messages give the learner's Dual objects ('Dual')."""
+    return getattr(dual, "__name__", "Dual") if isinstance(dual, type) else "Dual"
+
+
 def _compare_dual(dual, text, point, rule):
     """Evaluate ``text`` on the learner's Duals and compare value and tangent with
     minigrad's backward(); raise Mismatch naming the function, the point and both numbers."""
     inputs = {name: dual(value, tangent) for name, (value, tangent) in point.items()}
     where = f"{text} at {_show_point(point, text)}"
     try:
-        result = eval(text, {}, dict(inputs))  # noqa: S307 - the battery's own expressions
-    except Exception as error:  # the learner's code: say which operation failed
-        hint = (" A number on the left of an operator calls the Dual's reflected method "
-                "(__radd__, __rsub__, __rmul__, __rtruediv__)."
-                if isinstance(error, TypeError) and "operand" in str(error) else "")
-        raise Mismatch(f"{where} raised {type(error).__name__}: {error}.{hint}") from error
+        result = eval(_compiled(text), {}, dict(inputs))  # noqa: S307 - the battery's own
+    except Exception as error:  # the learner's code: say which operation failed, and where
+        raise Mismatch(f"{where} raised {type(error).__name__}: {error}"
+                       f"{_where(error)}.{_why_it_raised(text, error, _name_of(dual))}") from None
     if not (hasattr(result, "value") and hasattr(result, "tangent")):
         raise Mismatch(f"{where} returned {type(result).__name__} {result!r}, not a Dual: "
                        "every operation returns a new Dual(value, tangent).")
@@ -330,11 +421,63 @@ def _compare_dual(dual, text, point, rule):
     if got_value is None or not math.isclose(got_value, want_value, rel_tol=1e-9,
                                              abs_tol=1e-12):
         raise Mismatch(f"the value of {where} is {result.value!r}; expected "
-                       f"{round(want_value, 8)!r}. The value is computed as with plain numbers.")
+                       f"{round(want_value, 8)!r}. The value is computed as with plain numbers."
+                       f"{_reflected_hint(text)}")
     if got_tangent is None or not math.isclose(got_tangent, want_tangent, rel_tol=1e-8,
                                                abs_tol=1e-10):
         raise Mismatch(f"the tangent of {where} is {result.tangent!r}; expected "
-                       f"{round(want_tangent, 8)!r} (what backward() gives). Hint: {_RULES[rule]}")
+                       f"{round(want_tangent, 8)!r} (what backward() gives). Hint: {_RULES[rule]}"
+                       f"{_constant_hint(text)}{_reflected_hint(text)}")
+
+
+def _compiled(text):
+    """The battery's expression, compiled under a name that ``where`` does not take for the
+    learner's cell."""
+    return compile(text, "the check's expression", "eval")
+
+
+def _where(error):
+    from ..build import where
+    return where(error)
+
+
+def _constructor(dual):
+    """Dual(2.0, 0.5) keeps its two numbers as .value and .tangent; Dual(2.0) is a
+    constant (tangent 0, the default)."""
+    pair = attempt("Dual(2.0, 0.5)", lambda: dual(2.0, 0.5),
+                   lambda error: ". Dual takes a value and a tangent: Dual(value, tangent=0.0).")
+    for name, want in (("value", 2.0), ("tangent", 0.5)):
+        got = getattr(pair, name, MISSING)
+        if got is MISSING:
+            raise Mismatch(f"Dual(2.0, 0.5) has no attribute .{name}: a Dual keeps its two "
+                           "numbers in the attributes .value and .tangent.")
+        if _as_float(got) != want:
+            raise Mismatch(f"Dual(2.0, 0.5).{name} is {got!r}; expected {want!r}: the first "
+                           "argument is the value, the second the tangent.")
+    constant = attempt("Dual(2.0)", lambda: dual(2.0),
+                       lambda error: ". A Dual made from a number alone is a constant: give "
+                                     "the tangent the default 0.0.")
+    if _as_float(constant.tangent) != 0.0:
+        raise Mismatch(f"Dual(2.0) has tangent {constant.tangent!r}; a Dual made from a number "
+                       "alone is a constant: its tangent defaults to 0.")
+
+
+def _keeps_float32(dual):
+    """On float32 numbers, value and tangent stay float32 as with minigrad's own Dual."""
+    x32, t32 = np.float32(2.0), np.float32(1.0)
+    y32, u32 = np.float32(3.0), np.float32(0.5)
+    for text in _FLOAT32_CASES:
+        mine = eval(_compiled(text), {}, {"x": dual(x32, t32), "y": dual(y32, u32)})  # noqa: S307
+        own = eval(_compiled(text), {}, {"x": _OWN(x32, t32), "y": _OWN(y32, u32)})  # noqa: S307
+        for name in ("value", "tangent"):
+            try:
+                same_dtype(f"the {name} of {text} on float32 numbers (x = np.float32(2.0), "
+                           "tangent np.float32(1.0); y likewise)",
+                           getattr(mine, name), getattr(own, name))
+            except Mismatch as difference:
+                raise Mismatch(f"{difference} Here: keep the numbers a Dual is given as they "
+                               "are (no float(...), no np.float64(...), no np.asarray(..., "
+                               "dtype=float)).") from None
 
 
 def _random_function(rng, depth=3):
@@ -357,10 +500,7 @@ def _random_function(rng, depth=3):
 def _dual_battery(dual, n_random=200):
     """The operations one at a time, the chapter's functions, then random compositions of
     them in two inputs, each compared with minigrad's backward()."""
-    zero = dual(2.0)
-    if _as_float(zero.tangent) != 0.0:
-        raise Mismatch(f"Dual(2.0) has tangent {zero.tangent!r}; a Dual made from a number "
-                       "alone is a constant: its tangent defaults to 0.")
+    _constructor(dual)
     for text, point, rule in _OPERATOR_CASES + _CHAPTER_CASES:
         _compare_dual(dual, text, point, rule)
     rng = np.random.default_rng(1)
@@ -371,10 +511,15 @@ def _dual_battery(dual, n_random=200):
         point = {"x": (float(values[0]), float(tangents[0])),
                  "y": (float(values[1]), float(tangents[1]))}
         _compare_dual(dual, text, point, "chain")
+    _keeps_float32(dual)
     return (f"the {len(_OPERATOR_CASES)} operations, the chapter's {len(_CHAPTER_CASES)} "
-            f"functions and {n_random} random compositions")
+            f"functions, {n_random} random compositions and float32 inputs")
 
 
 register(Piece(name="dual", chapter="01", defines="Dual",
                summary="dual numbers: forward mode, exact derivatives riding along",
-               plug=_plug_dual, battery=_dual_battery))
+               plug=_plug_dual, battery=_dual_battery,
+               own={"teach.exercises.ch01.Dual": Dual,
+                    "teach.exercises.ch01.forward_mode_derivative": forward_mode_derivative,
+                    "teach.exercises.ch01.forward_mode_gradient": forward_mode_gradient,
+                    "autograd.functional.jvp": jvp}))
