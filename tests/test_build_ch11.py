@@ -53,6 +53,22 @@ def test_a_softplus_that_saves_its_output_passes_too():
     assert result, result.message
 
 
+def test_a_slope_computed_in_forward_and_saved_passes_too():
+    """As the lecture's Swish: a tensor computed in forward and saved is a constant to a
+    second derivative with respect to x, in PyTorch too; the check does not ask for one."""
+    answer = cell(HEAD + """        ctx.save_for_backward(x.sigmoid())
+        return x.clamp(min=0) + (1 + (-x.abs()).exp()).log()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (slope,) = ctx.saved_tensors
+        return grad_output * slope
+""")
+    result = teach.check_piece("softplus", answer)
+    assert result, result.message
+    assert "create_graph=True" in result.message
+
+
 def test_the_check_is_quick_deterministic_and_leaves_the_random_stream_alone():
     state = mg.default_generator.get_state()
     start = time.perf_counter()
@@ -195,6 +211,22 @@ SavesNumpySlope = cell(HEAD + """        ctx.slope = 1 / (1 + np.exp(-x.detach()
     def backward(ctx, grad_output):
         return ctx.slope * grad_output.numpy()
 """)
+# the gradient made anew from numbers: right values, but not recorded under create_graph
+DetachedBackward = cell(HEAD + STABLE_FORWARD + """
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        g = grad_output.detach().numpy() / (1 + np.exp(-x.detach().numpy()))
+        return mg.tensor(g)
+""")
+# a numpy slope kept from forward, and grad_output through numpy
+NumpyRoundTrip = cell(HEAD + """        ctx.slope = 1 / (1 + np.exp(-x.detach().numpy()))
+        return x.clamp(min=0) + (1 + (-x.abs()).exp()).log()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return mg.tensor(grad_output.numpy() * ctx.slope)
+""")
 ForgetsToSave = cell(HEAD + """        return x.clamp(min=0) + (1 + (-x.abs()).exp()).log()
 """ + SIGMOID_BACKWARD)
 ForgetsAbs = cell(HEAD + """        ctx.save_for_backward(x)
@@ -237,6 +269,10 @@ BetaTwo = cell("""class Softplus(mg.autograd.Function):
     (NumpyBackward, ["returned ndarray, not a tensor", "tensor operations", "grad_output"]),
     (SavesNumpySlope, ["returned ndarray, not a tensor", "ctx.saved_tensors",
                        "create_graph=True"]),
+    (DetachedBackward, ["create_graph=True", "not recorded", "tensor operations"]),
+    (NumpyRoundTrip, ["create_graph=True", "raised RuntimeError",
+                      "line 9 of your cell: return mg.tensor(grad_output.numpy() * ctx.slope)",
+                      "not numpy"]),
     (ForgetsToSave, ["raised ValueError", "line 8 of your cell: (x,) = ctx.saved_tensors"]),
     (ReturnsAnArray, ["Softplus.forward must return a Tensor, not ndarray"]),
     (BetaTwo, ["default beta=2.0 is not PyTorch's", "beta=1"]),

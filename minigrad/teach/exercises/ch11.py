@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import checks
 from ... import creation, dtypes
-from ...autograd import Function, gradcheck
+from ...autograd import Function, grad as autograd_grad, gradcheck
 from ...graph import no_grad
 from ...nn import activations_more, functional
 from ...ops import activations as activation_ops
@@ -448,7 +448,7 @@ def _check_plugged(Softplus, rng):
     for beta in (1.0, 2.0):
         results = []
         for plugged in (False, True):
-            x = creation.tensor(values, requires_grad=True)
+            x = creation.tensor(values, dtype=dtypes.float32, requires_grad=True)
             with _plug_softplus(Softplus) if plugged else contextlib.nullcontext():
                 module = activations_more.Softplus(beta=beta)
                 y = _attempt(f"nn.Softplus(beta={beta:g}) with your Softplus",
@@ -462,9 +462,47 @@ def _check_plugged(Softplus, rng):
                            "did not run your Function.")
         for what, got, want in (("the output", y.detach(), own_y.detach()),
                                 ("x.grad", x.grad, own_x.grad)):
+            same_dtype(f"nn.Softplus(beta={beta:g}) with your Softplus: {what} (float32 "
+                       "input)", got, want)
             if not np.allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6):
                 raise Mismatch(f"nn.Softplus(beta={beta:g}) with your Softplus: {what} "
                                "differs from minigrad's.")
+
+
+def _check_create_graph(Softplus):
+    """With ``create_graph=True`` (a gradient that is differentiated again) the learner's
+    backward is recorded: its result must depend on ``grad_output`` through tensor
+    operations, so the derivative of x's gradient with respect to grad_output is the slope.
+    (A second derivative with respect to x is not asked: like PyTorch, a tensor computed in
+    forward and saved is a constant to it, as in the lecture's Swish.)"""
+    name = Softplus.__name__
+    x = creation.tensor(SOFTPLUS_INPUTS, dtype=dtypes.float64, requires_grad=True)
+    arriving = creation.tensor(SOFTPLUS_UPSTREAM, dtype=dtypes.float64, requires_grad=True)
+    shown = (f"with create_graph=True (x = {_numbers(SOFTPLUS_INPUTS)}, a grad_output that "
+             "requires grad)")
+    y = _attempt(f"{name}.apply(x)", lambda: Softplus.apply(x))
+    (gradient,) = _attempt(f"{name}'s backward {shown}",
+                           lambda: autograd_grad(y, x, arriving, create_graph=True),
+                           _numpy_hint)
+    if gradient is None or not gradient.requires_grad:
+        raise Mismatch(f"{name}'s backward {shown} returns a gradient that is not recorded: "
+                       "compute it from grad_output with tensor operations (no numpy, no "
+                       "detach, no new tensor made from numbers), so that it can be "
+                       "differentiated again.")
+    (slope,) = _attempt(f"differentiating your backward's result {shown}",
+                        lambda: autograd_grad(gradient.sum(), arriving, allow_unused=True))
+    want = 1 / (1 + np.exp(-np.asarray(SOFTPLUS_INPUTS)))
+    if slope is None or not np.allclose(slope.detach().numpy(), want, rtol=1e-6, atol=1e-9):
+        raise Mismatch(f"{name}'s backward {shown}: the gradient it returns does not follow "
+                       "grad_output through the graph. Compute it from grad_output with "
+                       "tensor operations, not from numbers taken out of it.")
+
+
+def _numpy_hint(error):
+    if "numpy()" in str(error):
+        return (" Under create_graph=True grad_output is part of the graph: compute the "
+                "gradient with tensor operations, not numpy (detaching would cut it off).")
+    return ""
 
 
 def _check_defaults(Softplus):
@@ -541,10 +579,11 @@ def _softplus_battery(Softplus):
             _check_gradcheck(Softplus, rng.standard_normal(shape) * 4)
         for dtype in (dtypes.float32, dtypes.float64):
             _check_values_and_grads(Softplus, _LARGE, np.ones(len(_LARGE)), dtype)
+        _check_create_graph(Softplus)
         _check_plugged(Softplus, rng)
     return (f"the chapter's inputs, {len(_RANDOM_SHAPES)} random shapes (values and "
-            "gradients in float32 and float64, gradcheck), inputs up to ±1000, and "
-            "nn.Softplus")
+            "gradients in float32 and float64, gradcheck), inputs up to ±1000, "
+            "create_graph=True, and nn.Softplus")
 
 
 register(Piece(name="softplus", chapter="11", defines="Softplus",
