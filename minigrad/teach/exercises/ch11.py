@@ -21,10 +21,13 @@ import numpy as np
 
 from .. import checks
 from ... import creation, dtypes
-from ...autograd import Function, gradcheck
+from ...autograd import Function, grad as autograd_grad, gradcheck
+from ...graph import no_grad
 from ...nn import activations_more, functional
+from ...ops import activations as activation_ops
+from ...ops import losses as loss_ops
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register
+from ..build import Mismatch, Piece, register, same_dtype
 from ..build import attempt as _attempt
 from ..checks import CheckResult, check
 from ..checks import no_answer as _missing, one_number as _one_number
@@ -289,7 +292,11 @@ def check_tape_accumulation(tape_gradient):
 
 # minigrad's own softplus, whatever nn.functional.softplus is while a piece is plugged in.
 _OWN_SOFTPLUS = activations_more.softplus
+_OWN_OP = activation_ops.SoftplusBackward0
 _RANDOM_SHAPES = [(), (5,), (3, 4), (2, 3, 2)]
+# PyTorch's defaults of nn.Softplus and F.softplus (torch 2.x): a forward that takes beta or
+# threshold must default to these.
+TORCH_DEFAULTS = {"beta": 1.0, "threshold": 20.0}
 _LARGE = [-1000.0, -100.0, -30.0, 30.0, 100.0, 1000.0]
 
 
@@ -366,10 +373,12 @@ def _check_values_and_grads(Softplus, values, upstream, dtype, chapter=False):
         raise Mismatch(f"{shown} gives {_numbers(got)}: not finite. e^x overflows for a "
                        "large x (float32 already at x = 89): rewrite log(1 + e^x) so that exp "
                        "only ever sees numbers ≤ 0, taking the large part out of the log.")
+    same_dtype(f"the output of your forward for {shown}", y, want)
     if not np.allclose(got, want.detach().numpy(), rtol=rtol, atol=atol):
         raise Mismatch(f"{shown} gives {_numbers(got)}, which is not log(1 + e^x): expected "
                        f"{_numbers(want.detach().numpy())}.")
     arriving = creation.tensor(upstream, dtype=dtype)
+    _check_returned_gradient(Softplus, y, arriving, x, shown)
     _attempt(f"{Softplus.__name__}'s backward", lambda: y.backward(arriving))
     want.backward(arriving)
     if x.grad is None:
@@ -396,6 +405,26 @@ def _check_values_and_grads(Softplus, values, upstream, dtype, chapter=False):
     _check_unchanged(x, values, dtype, shown)
 
 
+def _check_returned_gradient(Softplus, y, arriving, x, shown):
+    """What the learner's backward itself returns (before the engine turns it into an
+    array of x's dtype): a tensor, of x's dtype."""
+    name = Softplus.__name__
+    with no_grad():
+        returned = _attempt(f"{name}.backward for {shown}",
+                            lambda: Softplus.backward(y.grad_fn.ctx, arriving))
+    if isinstance(returned, tuple) and returned:
+        returned = returned[0]
+    if returned is None:
+        return  # the engine's own message follows (x.grad is None)
+    if not isinstance(returned, Tensor):
+        raise Mismatch(f"{name}.backward for {shown} returned {type(returned).__name__}, not a "
+                       "tensor: backward returns tensors computed with tensor operations "
+                       "from grad_output and ctx.saved_tensors (PyTorch refuses anything "
+                       "else: \"expected Variable or None\"), so that the gradient can "
+                       "flow on through the graph, also with create_graph=True.")
+    same_dtype(f"the gradient your backward returns for {shown}", returned, x)
+
+
 def _check_unchanged(x, values, dtype, shown):
     if not np.array_equal(x.detach().numpy(), creation.tensor(values, dtype=dtype).numpy()):
         raise Mismatch(f"{shown} changed x: forward and backward must leave their inputs "
@@ -419,11 +448,11 @@ def _check_plugged(Softplus, rng):
     for beta in (1.0, 2.0):
         results = []
         for plugged in (False, True):
-            x = creation.tensor(values, requires_grad=True)
+            x = creation.tensor(values, dtype=dtypes.float32, requires_grad=True)
             with _plug_softplus(Softplus) if plugged else contextlib.nullcontext():
                 module = activations_more.Softplus(beta=beta)
                 y = _attempt(f"nn.Softplus(beta={beta:g}) with your Softplus",
-                             lambda: module(x))
+                             lambda: module(x), _recursion_hint)
                 nodes = _function_nodes(y)
                 _attempt(f"backward through nn.Softplus(beta={beta:g})", y.sum().backward)
             results.append((y, x, nodes))
@@ -433,9 +462,93 @@ def _check_plugged(Softplus, rng):
                            "did not run your Function.")
         for what, got, want in (("the output", y.detach(), own_y.detach()),
                                 ("x.grad", x.grad, own_x.grad)):
+            same_dtype(f"nn.Softplus(beta={beta:g}) with your Softplus: {what} (float32 "
+                       "input)", got, want)
             if not np.allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6):
                 raise Mismatch(f"nn.Softplus(beta={beta:g}) with your Softplus: {what} "
                                "differs from minigrad's.")
+
+
+def _check_create_graph(Softplus):
+    """With ``create_graph=True`` (a gradient that is differentiated again) the learner's
+    backward is recorded: its result must depend on ``grad_output`` through tensor
+    operations, so the derivative of x's gradient with respect to grad_output is the slope.
+    (A second derivative with respect to x is not asked: like PyTorch, a tensor computed in
+    forward and saved is a constant to it, as in the lecture's Swish.)"""
+    name = Softplus.__name__
+    x = creation.tensor(SOFTPLUS_INPUTS, dtype=dtypes.float64, requires_grad=True)
+    arriving = creation.tensor(SOFTPLUS_UPSTREAM, dtype=dtypes.float64, requires_grad=True)
+    shown = (f"with create_graph=True (x = {_numbers(SOFTPLUS_INPUTS)}, a grad_output that "
+             "requires grad)")
+    y = _attempt(f"{name}.apply(x)", lambda: Softplus.apply(x))
+    (gradient,) = _attempt(f"{name}'s backward {shown}",
+                           lambda: autograd_grad(y, x, arriving, create_graph=True),
+                           _numpy_hint)
+    if gradient is None or not gradient.requires_grad:
+        raise Mismatch(f"{name}'s backward {shown} returns a gradient that is not recorded: "
+                       "compute it from grad_output with tensor operations (no numpy, no "
+                       "detach, no new tensor made from numbers), so that it can be "
+                       "differentiated again.")
+    (slope,) = _attempt(f"differentiating your backward's result {shown}",
+                        lambda: autograd_grad(gradient.sum(), arriving, allow_unused=True))
+    want = 1 / (1 + np.exp(-np.asarray(SOFTPLUS_INPUTS)))
+    if slope is None or not np.allclose(slope.detach().numpy(), want, rtol=1e-6, atol=1e-9):
+        raise Mismatch(f"{name}'s backward {shown}: the gradient it returns does not follow "
+                       "grad_output through the graph. Compute it from grad_output with "
+                       "tensor operations, not from numbers taken out of it.")
+
+
+def _numpy_hint(error):
+    if "numpy()" in str(error):
+        return (" Under create_graph=True grad_output is part of the graph: compute the "
+                "gradient with tensor operations, not numpy (detaching would cut it off).")
+    return ""
+
+
+def _check_defaults(Softplus):
+    """A forward that takes ``beta`` or ``threshold`` defaults to PyTorch's values."""
+    import inspect
+    try:
+        parameters = inspect.signature(Softplus.forward).parameters
+    except (TypeError, ValueError):
+        return
+    for name, want in TORCH_DEFAULTS.items():
+        parameter = parameters.get(name)
+        if parameter is None or parameter.default is inspect.Parameter.empty:
+            continue
+        if parameter.default != want:
+            raise Mismatch(f"forward's default {name}={parameter.default!r} is not PyTorch's: "
+                           f"nn.Softplus and F.softplus default to {name}={want:g}.")
+
+
+def _check_own_not_run(Softplus):
+    """Refuse a forward that runs minigrad's own softplus by a path ``borrowed`` does not
+    follow (``mg.nn.functional.softplus``, a helper of another module): the check would
+    compare minigrad with itself, and with the piece plugged in it would call itself."""
+    ran = []
+    original = _OWN_OP.forward
+
+    def spying(self, *args, **kwargs):
+        ran.append(True)
+        return original(self, *args, **kwargs)
+
+    x = creation.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    with mock.patch.object(_OWN_OP, "forward", spying):
+        _attempt(f"{Softplus.__name__}.apply(x) at x = [-1.0, 0.5, 2.0]",
+                 lambda: Softplus.apply(x), _recursion_hint)
+    if ran:
+        raise Mismatch("your forward runs minigrad's own softplus (F.softplus, nn.Softplus "
+                       "or the op behind them), the very piece you are asked to write, so the "
+                       "check would compare minigrad with itself; inside teach.use(...) it "
+                       "would even call your own Softplus for ever. Compute log(1 + e^x) "
+                       "yourself, with tensor operations.")
+
+
+def _recursion_hint(error):
+    if isinstance(error, RecursionError):
+        return (" Your forward calls itself: inside teach.use(softplus=...) F.softplus and "
+                "nn.Softplus run your Softplus, so forward must not call them.")
+    return ""
 
 
 def _function_nodes(y):
@@ -452,10 +565,12 @@ def _softplus_battery(Softplus):
     if not (isinstance(Softplus, type) and issubclass(Softplus, Function)):
         raise Mismatch("expected a class that inherits from mg.autograd.Function (class "
                        f"Softplus(mg.autograd.Function): ...), got {type(Softplus).__name__}.")
+    _check_defaults(Softplus)
     rng = np.random.default_rng(11)
     # minigrad's own softplus for the expected results, even inside a teach.use(...) block
     with warnings.catch_warnings(), np.errstate(all="ignore"), _softplus_is(_OWN_SOFTPLUS):
         warnings.simplefilter("ignore")
+        _check_own_not_run(Softplus)
         _check_values_and_grads(Softplus, SOFTPLUS_INPUTS, SOFTPLUS_UPSTREAM, dtypes.float64)
         for shape in _RANDOM_SHAPES:
             for dtype in (dtypes.float64, dtypes.float32):
@@ -464,12 +579,18 @@ def _softplus_battery(Softplus):
             _check_gradcheck(Softplus, rng.standard_normal(shape) * 4)
         for dtype in (dtypes.float32, dtypes.float64):
             _check_values_and_grads(Softplus, _LARGE, np.ones(len(_LARGE)), dtype)
+        _check_create_graph(Softplus)
         _check_plugged(Softplus, rng)
     return (f"the chapter's inputs, {len(_RANDOM_SHAPES)} random shapes (values and "
-            "gradients in float32 and float64, gradcheck), inputs up to ±1000, and "
-            "nn.Softplus")
+            "gradients in float32 and float64, gradcheck), inputs up to ±1000, "
+            "create_graph=True, and nn.Softplus")
 
 
 register(Piece(name="softplus", chapter="11", defines="Softplus",
                summary="a custom autograd.Function: softplus and its backward",
-               plug=_plug_softplus, battery=_softplus_battery))
+               plug=_plug_softplus, battery=_softplus_battery,
+               own={"F.softplus": activations_more.softplus,
+                    "nn.Softplus": activations_more.Softplus,
+                    "SoftplusBackward0 (the op behind F.softplus and nn.Softplus)": _OWN_OP,
+                    "softplus helper (minigrad.ops.activations)": activation_ops._softplus,
+                    "softplus helper (minigrad.ops.losses)": loss_ops.softplus}))
