@@ -10,7 +10,12 @@ minigrad, works out the right answer from the recorded graph and returns a ``Che
 The build exercise: one op's node, ``MulBackward0`` (an ``Op``: ``forward`` on arrays,
 ``save_for_backward``, ``backward`` returning one gradient per input). ``teach.use(mul=...)``
 puts it in the place of ``minigrad.ops.arithmetic.MulBackward0``, which ``Tensor.__mul__``
-looks up at every product.
+looks up at every product. The check refuses minigrad's own node (``OWN_MUL``: the class, a
+subclass of it, or code that calls it or ``minigrad.mul``), and checks what the learner's
+``forward`` and ``backward`` return right where they return (kind, shape, float32 kept),
+naming the line of their cell; then float32 through the graph, the gradients of many
+products against minigrad's own, and second derivatives (``create_graph=True``: backward
+then gets Tensors).
 """
 
 import contextlib
