@@ -339,3 +339,21 @@ def test_the_student_copy_shows_no_line_of_the_answer():
         assert not shown, (shown, "".join(cell["source"])[:200])
     compared = [c for c in cells if "compare-with-yours" in c["metadata"].get("tags", [])]
     assert compared and not any(c["outputs"] for c in compared)  # what yours saved: cleared
+
+
+def test_the_float32_reference_is_pytorchs():
+    """What the check holds a learner's node to on float32 (the product's dtype, the gradient
+    that flows on, the second derivative's) is what PyTorch gives."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor([0.5, -1.0, 0.25], requires_grad=True)
+        y = lib.tensor([2.0, 3.0, -1.5], requires_grad=True)
+        h = x.exp()
+        flowing = []
+        h.register_hook(flowing.append)
+        z = h * y
+        z.backward(lib.tensor([1.0, 2.0, 3.0]))
+        gx, = lib.autograd.grad((x * y * x).sum(), (x,), create_graph=True)
+        results.append([str(t.dtype).split(".")[-1] for t in (z, flowing[0], x.grad, gx)])
+    assert results[0] == results[1] == ["float32"] * 4
