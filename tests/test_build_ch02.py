@@ -2,6 +2,8 @@
 its check, typical wrong classes fail with a message that says what is wrong, and
 ``teach.use(mul=...)`` makes every ``*`` of tensors use the class, then puts minigrad's back."""
 
+import linecache
+
 import numpy as np
 import pytest
 
@@ -20,9 +22,18 @@ def mul_class(**replacements):
     for old, new in replacements.items():
         assert old in source, old
         source = source.replace(old, new)
-    names = {}
-    exec(compile(build.PRELUDE + source, "<a wrong MulBackward0>", "exec"), names)
-    return names["MulBackward0"]
+    return cell_class(source)
+
+
+def cell_class(source, name="MulBackward0"):
+    """The class a cell's source defines, compiled as a notebook cell is: its lines can be
+    read back (linecache), so a message can name the line of the cell."""
+    source = build.PRELUDE + source
+    filename = f"<a wrong MulBackward0 {abs(hash(source))}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    names = {"__name__": "__main__", "arithmetic": arithmetic}
+    exec(compile(source, filename, "exec"), names)
+    return names[name]
 
 
 def message(node_class):
@@ -36,7 +47,10 @@ def test_the_notebooks_class_passes():
     result = teach.check_piece("mul", solution("02", "MulBackward0"))
     assert result, result
     assert "second derivative" in repr(result)
-    assert teach.check_piece("mul", OWN)  # minigrad's own, which saves only what is needed
+    # minigrad's own (which saves only what is needed) passes the battery, but the check
+    # refuses it as an answer
+    assert "second derivative" in build._piece("mul").battery(OWN)
+    assert arithmetic.MulBackward0 is OWN and "forward" in vars(OWN)
 
 
 def test_swapped_gradients_are_caught():
@@ -74,7 +88,8 @@ def test_forgetting_the_incoming_gradient_is_caught():
 def test_a_backward_in_numpy_functions_breaks_the_second_derivative():
     text = message(mul_class(**{"return grad * b, grad * a":
                                 "return np.multiply(grad, b), np.multiply(grad, a)"}))
-    assert "create_graph=True" in text and "grad * b" in text
+    assert "create_graph=True" in text and "operators that arrays and Tensors share" in text
+    assert "grad * b" not in text  # the hint names the operators, not the answer
 
 
 def test_another_name_or_no_op_class_is_caught():
@@ -131,3 +146,214 @@ def test_the_check_keeps_the_random_state_and_is_quick():
     assert time.perf_counter() - start < 5  # about 0.1 s
     assert mg.equal(mg.rand(3), expected)
     assert np.array_equal(mg.tensor([1.0, 2.0]).numpy(), [1.0, 2.0])
+
+
+# ------------------------------------------------------------------ typical wrong answers
+# (replacements in the notebook's class, then the words the message must have)
+WRONG = {
+    "forward makes float64 from a number-safe asarray": (
+        {"return a * b": "return np.asarray(a, dtype=float) * b"},
+        ["what your forward returns", "of your cell: return np.asarray(a, dtype=float) * b",
+         "is float64", "gives float32"]),
+    "forward asks numpy for float64": (
+        {"return a * b": "return np.multiply(a, b, dtype=np.float64)"},
+        ["what your forward returns", "is float64", "gives float32"]),
+    "backward makes float64 gradients": (
+        {"return grad * b, grad * a":
+         "return grad * np.asarray(b, dtype=float), grad * np.asarray(a, dtype=float)"},
+        ["the gradient of a your backward returns", "is float64", "gives float32",
+         "of your cell: return grad * np.asarray(b, dtype=float)"]),
+    "backward with np.dot (a single number)": (
+        {"return grad * b, grad * a": "return np.dot(grad, b), np.dot(grad, a)"},
+        ["the gradient of a your backward returns", "has shape ()", "single number",
+         "element by element", "of your cell: return np.dot(grad, b), np.dot(grad, a))"]),
+    "backward with @": (
+        {"return grad * b, grad * a": "return grad @ b, grad @ a"},
+        ["has shape ()", "single number", "of your cell: return grad @ b, grad @ a)"]),
+    "backward sums the gradient": (
+        {"return grad * b, grad * a": "return (grad * b).sum(), (grad * a).sum()"},
+        ["has shape ()", "single number", ".sum()"]),
+    "backward returns a list": (
+        {"return grad * b, grad * a": "return [grad * b, grad * a]"},
+        ["backward returned a list", "tuple", "one gradient per input",
+         "of your cell: return [grad * b, grad * a]"]),
+    "backward gives no gradient to b": (
+        {"return grad * b, grad * a": "return grad * b, None"},
+        ["the gradient of b your backward returns", "is None", "needs a gradient"]),
+    "forward forgets its return": (
+        {"return a * b": "a * b"},
+        ["forward returned None", "end with a return"]),
+    "forward with np.dot": (
+        {"return a * b": "return np.dot(a, b)"},
+        ["forward of a of shape (3,) and b of shape (3,) returned shape ()",
+         "element by element", "of your cell: return np.dot(a, b)"]),
+    "forward multiplies Tensors": (
+        {"return a * b": "return (mg.tensor(a) * mg.tensor(b)).numpy()"},
+        ["RecursionError", "forward gets numpy arrays", "multiply those"]),
+    "backward reads self.saved, not its arguments": (
+        {"def backward(self, grad, a, b):\n":
+         "def backward(self, grad, *args):\n        a, b = self.saved\n"},
+        ["create_graph=True", "not recorded", "values it gets as arguments"]),
+    "saved in the other order": (
+        {"self.save_for_backward(a, b)": "self.save_for_backward(b, a)"},
+        ["x.grad is", "other factor"]),
+}
+
+
+@pytest.mark.parametrize("case", WRONG)
+def test_typical_wrong_answers_are_caught(case):
+    replacements, words = WRONG[case]
+    text = message(mul_class(**replacements))
+    for word in words:
+        assert word in text, (word, text)
+    theirs = text.split("your cell:")[-1].split(")")[0]  # the learner's own line, quoted
+    for answer in ("grad * b, grad * a", "save_for_backward(a, b)"):
+        assert answer not in text.replace(theirs, ""), text  # no answer handed over
+
+
+# ------------------------------------------------------------------ minigrad's own, refused
+
+THIN_WRAPPERS = {
+    "calls minigrad's node": ("""
+class MulBackward0(Op):
+    def forward(self, a, b):
+        return arithmetic.MulBackward0.forward(self, a, b)
+
+    def backward(self, grad, a, b):
+        return arithmetic.MulBackward0.backward(self, grad, a, b)
+""", "minigrad.ops.arithmetic.MulBackward0"),
+    "a helper that calls minigrad's node": ("""
+def helper(self, a, b):
+    return arithmetic.MulBackward0.forward(self, a, b)
+
+
+class MulBackward0(Op):
+    def forward(self, a, b):
+        return helper(self, a, b)
+
+    def backward(self, grad, a, b):
+        return grad * b, grad * a
+""", "minigrad.ops.arithmetic.MulBackward0"),
+    "calls mg.mul": ("""
+class MulBackward0(Op):
+    def forward(self, a, b):
+        self.save_for_backward(a, b)
+        return mg.mul(mg.tensor(a), mg.tensor(b)).numpy()
+
+    def backward(self, grad, a, b):
+        return grad * b, grad * a
+""", "minigrad.mul"),
+}
+
+
+def test_minigrads_own_node_is_refused():
+    text = message(OWN)
+    assert "minigrad's own minigrad.ops.arithmetic.MulBackward0" in text
+    assert "not a piece you wrote" in text
+
+
+def test_an_empty_subclass_of_minigrads_node_is_refused():
+    text = message(cell_class("class MulBackward0(arithmetic.MulBackward0):\n    pass\n"))
+    assert "subclass of minigrad's own minigrad.ops.arithmetic.MulBackward0" in text
+
+
+THIN_WRAPPERS["a function that makes minigrad's node"] = ("""
+def MulBackward0(*args):
+    return arithmetic.MulBackward0(*args)
+""", "minigrad.ops.arithmetic.MulBackward0")
+
+
+@pytest.mark.parametrize("case", THIN_WRAPPERS)
+def test_a_thin_wrapper_of_minigrads_node_is_refused(case):
+    source, label = THIN_WRAPPERS[case]
+    text = message(cell_class(source))
+    assert f"uses minigrad's own {label}" in text and "Write that part yourself" in text
+
+
+def test_the_notebooks_class_keeps_float32():
+    learner = solution("02", "MulBackward0")
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = mg.tensor([3.0, 4.0], requires_grad=True)
+    with teach.use(mul=learner):
+        z = x * y
+        gx, = mg.autograd.grad((z * x).sum(), (x,), create_graph=True)
+    assert z.dtype == mg.float32 and gx.dtype == mg.float32
+    assert gx.tolist() == [6.0, 16.0] and gx.grad_fn is not None
+
+
+def test_the_check_leaves_the_learners_class_as_it_was():
+    learner = mul_class(**{"return grad * b, grad * a": "return np.dot(grad, b), np.dot(grad, a)"})
+    methods = dict(vars(learner))
+    message(learner)
+    assert dict(vars(learner)) == methods
+    child = cell_class("class MulBackward0(Base):\n    pass\n".replace("Base", "Op"))
+    assert "forward" not in vars(child)
+    message(child)
+    assert "forward" not in vars(child) and "backward" not in vars(child)
+
+
+# ------------------------------------------------------------------ no answer in sight
+
+def _student_cells():
+    """Chapter 2's cells as the student copy has them (make_student's own function)."""
+    import importlib.util
+    import json
+    from pathlib import Path
+    from build_cells import NOTEBOOKS
+    script = Path(NOTEBOOKS).parent / "scripts" / "make_student.py"
+    spec = importlib.util.spec_from_file_location("make_student", script)
+    make_student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_student)
+    for notebook in sorted(Path(NOTEBOOKS).glob("02*_*.ipynb")):
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        yield from (make_student.student_cell(c) for c in cells
+                    if not make_student.is_speaker_note(c))
+
+
+def _text(cell):
+    parts = ["".join(cell["source"])]
+    for output in cell.get("outputs", []):
+        parts.append("".join(output.get("text", "")))
+        parts += ["".join(v) for v in output.get("data", {}).values()
+                  if isinstance(v, (str, list))]
+    return "\n".join(parts)
+
+
+def test_the_student_copy_shows_no_line_of_the_answer():
+    """No line of the notebook's solution or of minigrad's own MulBackward0, other than
+    what the build's statement and stub give (the class line, forward's signature, the
+    import of Op), is in chapter 2's student copy: sources or stored outputs."""
+    import inspect
+    cells = list(_student_cells())
+    given = "\n".join(_text(c) for c in cells
+                      if "build" in c["metadata"].get("tags", [])
+                      or "### Build" in "".join(c["source"]))
+    answer = build_cells("02")[0] + "\n" + inspect.getsource(OWN)
+    lines = {line.strip() for line in answer.splitlines()
+             if len(line.strip()) > 3 and line.strip() not in given
+             and line.strip() != "__slots__ = ()"}
+    assert {"return grad * b, grad * a", "self.save_for_backward(a, b)"} <= lines
+    for cell in cells:
+        text = _text(cell)
+        shown = sorted(line for line in lines if line in text)
+        assert not shown, (shown, "".join(cell["source"])[:200])
+    compared = [c for c in cells if "compare-with-yours" in c["metadata"].get("tags", [])]
+    assert compared and not any(c["outputs"] for c in compared)  # what yours saved: cleared
+
+
+def test_the_float32_reference_is_pytorchs():
+    """What the check holds a learner's node to on float32 (the product's dtype, the gradient
+    that flows on, the second derivative's) is what PyTorch gives."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (mg, torch):
+        x = lib.tensor([0.5, -1.0, 0.25], requires_grad=True)
+        y = lib.tensor([2.0, 3.0, -1.5], requires_grad=True)
+        h = x.exp()
+        flowing = []
+        h.register_hook(flowing.append)
+        z = h * y
+        z.backward(lib.tensor([1.0, 2.0, 3.0]))
+        gx, = lib.autograd.grad((x * y * x).sum(), (x,), create_graph=True)
+        results.append([str(t.dtype).split(".")[-1] for t in (z, flowing[0], x.grad, gx)])
+    assert results[0] == results[1] == ["float32"] * 4

@@ -10,18 +10,26 @@ minigrad, works out the right answer from the recorded graph and returns a ``Che
 The build exercise: one op's node, ``MulBackward0`` (an ``Op``: ``forward`` on arrays,
 ``save_for_backward``, ``backward`` returning one gradient per input). ``teach.use(mul=...)``
 puts it in the place of ``minigrad.ops.arithmetic.MulBackward0``, which ``Tensor.__mul__``
-looks up at every product.
+looks up at every product. The check refuses minigrad's own node (``OWN_MUL``: the class, a
+subclass of it, or code that calls it or ``minigrad.mul``), and checks what the learner's
+``forward`` and ``backward`` return right where they return (kind, shape, float32 kept),
+naming the line of their cell; then float32 through the graph, the gradients of many
+products against minigrad's own, and second derivatives (``create_graph=True``: backward
+then gets Tensors).
 """
 
+import contextlib
+import linecache
 import numbers
+import sys
 
 import numpy as np
 
-from ... import autograd, creation, dtypes
+from ... import autograd, creation, dtypes, functions
 from ...graph import no_grad
 from ...ops import Op, arithmetic
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register
+from ..build import Mismatch, Piece, register, same_dtype, where
 from ..build import show as _show
 from ..checks import CheckResult, keeps_random_state
 from ..checks import as_floats as _as_floats
@@ -363,11 +371,148 @@ def _plug_mul(node_class):
 
 _OWN_MUL = arithmetic.MulBackward0
 
+# minigrad's own node, and the public functions that only run it: a MulBackward0 that is
+# one of them, subclasses one or calls one is refused (teach.build.borrowed).
+OWN_MUL = {"minigrad.ops.arithmetic.MulBackward0": arithmetic.MulBackward0,
+           "minigrad.mul": functions.mul, "Tensor.mul": Tensor.mul,
+           "Tensor.__mul__": Tensor.__mul__, "Tensor.__rmul__": Tensor.__rmul__,
+           "Tensor.__imul__": Tensor.__imul__, "Tensor.mul_": Tensor.mul_}
 
-def _leaf(values, requires_grad=True):
-    return creation.tensor(np.asarray(values, dtype=float), dtype=dtypes.float64,
+_GIVEN = ("Write backward with operators that arrays and Tensors share (*, +, -, /), not "
+          "numpy functions (np.multiply, np.dot, np.asarray).")
+
+
+def _leaf(values, requires_grad=True, dtype=dtypes.float64):
+    return creation.tensor(np.asarray(values, dtype=float), dtype=dtype,
                            requires_grad=requires_grad)
 
+
+# ------------------------------------------------ what the learner's methods return, and where
+
+def _returned(function, args):
+    """``function(*args)``, and the line of the learner's cell it returned from (' (line 9
+    of your cell: return a * b)', or '' for code that is not a notebook cell's)."""
+    code = getattr(function, "__code__", None)
+    lines = []
+
+    def profile(frame, event, arg):
+        if event == "return" and frame.f_code is code:
+            lines.append(frame.f_lineno)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        value = function(*args)
+    finally:
+        sys.setprofile(previous)
+    if code is None or not lines:
+        return value, ""
+    filename = code.co_filename
+    if not (filename.startswith("<") or "ipykernel" in filename):
+        return value, ""
+    text = linecache.getline(filename, lines[-1]).strip()
+    return value, (f" (line {lines[-1]} of your cell: {text})" if text else "")
+
+
+def _check_forward(out, line, a, b):
+    """What forward returned for the arrays (or number) ``a`` and ``b``: an array of their
+    broadcast shape and their dtype."""
+    if out is None:
+        raise Mismatch(f"forward returned None{line}: it must return the product (a numpy "
+                       "array). Does forward end with a return?")
+    if isinstance(out, Tensor):
+        raise Mismatch(f"forward returned a Tensor{line}: forward gets numpy arrays (or a "
+                       "number) and returns a numpy array; run makes the Tensor.")
+    if not isinstance(out, (np.ndarray, np.generic)):
+        raise Mismatch(f"forward returned a {type(out).__name__}{line}: it must return a "
+                       "numpy array, the product of a and b element by element.")
+    want = np.broadcast_shapes(np.shape(a), np.shape(b))
+    if out.shape != want:
+        raise Mismatch(f"forward of a of shape {np.shape(a)} and b of shape {np.shape(b)} "
+                       f"returned shape {out.shape}{line}; the product is taken element by "
+                       f"element (with broadcasting), which gives shape {want}. np.dot, @ "
+                       "and .sum() add elements up.")
+    same_dtype(f"what your forward returns{line}", out, np.empty(0, np.result_type(a, b)))
+
+
+def _check_gradients(node, grad, grads, line):
+    """What backward returned for the incoming ``grad``: a tuple of two gradients, each of
+    the right kind (arrays for arrays, Tensors under create_graph), shape and dtype."""
+    if not isinstance(grads, tuple) or len(grads) != 2:
+        if isinstance(grads, list) and len(grads) == 2:
+            raise Mismatch(f"backward returned a list{line}; minigrad expects a tuple, one "
+                           "gradient per input of forward: return the pair (gradient of a, "
+                           "gradient of b) without the square brackets.")
+        kind = (f"a {type(grads).__name__} of {len(grads)}"
+                if isinstance(grads, (tuple, list)) else f"one {type(grads).__name__}")
+        raise Mismatch(f"backward returned {kind}{line}; a node returns one gradient per "
+                       "input of forward, in forward's order: a pair (gradient of a, "
+                       "gradient of b).")
+    on_tensors = isinstance(grad, Tensor)
+    shapes = getattr(node, "shapes", None) or (None, None)
+    for name, g, needed, shape in zip("ab", grads, node.inputs, shapes):
+        if needed is None:  # a number or data: its gradient goes nowhere
+            continue
+        what = f"the gradient of {name} your backward returns{line}"
+        if g is None:
+            raise Mismatch(f"{what} is None, but {name} needs a gradient here (it requires "
+                           "grad): return one gradient per input.")
+        if on_tensors and not isinstance(g, Tensor):
+            raise Mismatch(f"with create_graph=True (a second derivative, chapter 11) "
+                           f"backward gets Tensors, and {what} is a "
+                           f"{type(g).__name__}, so it is not recorded. {_GIVEN}")
+        if not on_tensors and not isinstance(g, (np.ndarray, np.generic)):
+            raise Mismatch(f"{what} is a {type(g).__name__}; on arrays backward returns "
+                           "numpy arrays, one per input.")
+        if g.shape != tuple(grad.shape) and g.shape != shape:
+            single = (" It is a single number: np.dot, @ and .sum() add the elements up, "
+                      "but the product is taken element by element, and so is its "
+                      "gradient."
+                      if g.shape == () else "")
+            raise Mismatch(f"{what} has shape {tuple(g.shape)}, where grad (and the product) "
+                           f"has shape {tuple(grad.shape)} and {name} has shape {shape}: each "
+                           "gradient is grad times the local derivative, element by element, "
+                           f"so it has grad's shape (run sums it back to {name}'s shape)."
+                           f"{single}")
+        same_dtype(what, g, grad)
+
+
+@contextlib.contextmanager
+def _watching(node_class):
+    """Within the block, the learner's forward and backward (methods of ``node_class``) are
+    checked where they return: kind, shape and dtype, with the line of their cell."""
+    forward, backward = node_class.forward, node_class.backward
+    own = {name: vars(node_class)[name] for name in ("forward", "backward")
+           if name in vars(node_class)}
+
+    def checked_forward(self, a, b, *more, **options):
+        try:
+            out, line = _returned(forward, (self, a, b, *more))
+        except RecursionError:
+            raise Mismatch("forward never returns (RecursionError): it runs itself again, "
+                           "as multiplying Tensors does (every * of Tensors makes a "
+                           "MulBackward0, now yours, whose forward does it again). forward "
+                           "gets numpy arrays (or a number): multiply those.") from None
+        _check_forward(out, line, a, b)
+        return out
+
+    def checked_backward(self, grad, *saved):
+        grads, line = _returned(backward, (self, grad, *saved))
+        _check_gradients(self, grad, grads, line)
+        return grads
+
+    node_class.forward, node_class.backward = checked_forward, checked_backward
+    try:
+        yield
+    finally:
+        for name in ("forward", "backward"):
+            if name in own:
+                setattr(node_class, name, own[name])
+            else:
+                delattr(node_class, name)
+
+
+# ------------------------------------------------ the checks
 
 def _check_class(node_class):
     """The node's class: an Op subclass, named as PyTorch names the node."""
@@ -413,14 +558,28 @@ def _check_node(node_class):
             raise Mismatch(f"the node of x * y saved {', '.join(map(_show, saved))} but not "
                            f"{name}'s values {_show(operand)}: when both factors need a "
                            "gradient, backward needs both of them.")
-    grad = np.array([1.0, 10.0, 100.0])
-    answer = node.backward(grad, *node.saved)
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        kind = (f"a {type(answer).__name__} of {len(answer)}"
-                if isinstance(answer, (tuple, list)) else f"one {type(answer).__name__}")
-        raise Mismatch(f"backward of x * y returned {kind}; a node returns one gradient per "
-                       "input of forward, in forward's order: a pair (gradient of a, "
-                       "gradient of b).")
+    node.backward(np.array([1.0, 10.0, 100.0]), *node.saved)  # _watching checks the pair
+
+
+def _check_float32(node_class):
+    """z = h * y on float32 tensors, h = x.exp() (a node before the product): the dtype of
+    z, of the gradient the node passes on to h's node, and of the leaves' .grad."""
+    def run(cls):
+        x = _leaf([0.5, -1.0, 0.25], dtype=dtypes.float32)
+        y = _leaf([2.0, 3.0, -1.5], dtype=dtypes.float32)
+        h = x.exp()
+        flowing = []
+        h.register_hook(flowing.append)
+        with _plug_mul(cls):
+            z = h * y
+        z.backward(creation.tensor([1.0, 2.0, 3.0], dtype=dtypes.float32))
+        return z, flowing[0], x.grad, y.grad
+    want, got = run(_OWN_MUL), run(node_class)
+    for what, g, w in zip(("z = h * y on float32 tensors",
+                           "the gradient your node passes on to h = x.exp() in z = h * y",
+                           "x.grad after z = x.exp() * y on float32 tensors",
+                           "y.grad after z = x.exp() * y on float32 tensors"), got, want):
+        same_dtype(what, g, w)
 
 
 def _product_cases(rng, n_random):
@@ -507,63 +666,72 @@ def _shared_cases():
             ("z = x, three times z = z * y * 1.5 + x * x", chain)]
 
 
-def _second_derivative(node_class):
+def _second_derivative(node_class, dtype=dtypes.float64):
     """d/dx and d/dy of (d/dx of sum(x * y * x)) . ones: backward must record under
     create_graph=True (it then gets Tensors), so a second derivative goes through it."""
     def run(cls):
-        x, y = _leaf([1.5, -2.0, 0.5]), _leaf([2.0, 3.0, -1.0])
+        x, y = _leaf([1.5, -2.0, 0.5], dtype=dtype), _leaf([2.0, 3.0, -1.0], dtype=dtype)
         with _plug_mul(cls):
             dz_dx, = autograd.grad((x * y * x).sum(), (x,), create_graph=True)
             if dz_dx.grad_fn is None:
                 return None
             (dz_dx * dz_dx).sum().backward()
-        return x.grad.numpy().copy(), y.grad.numpy().copy()
+        return dz_dx, x.grad, y.grad
     want = run(_OWN_MUL)
     try:
         got = run(node_class)
+    except Mismatch:
+        raise
     except Exception as error:  # the learner's backward on Tensors
         raise Mismatch(f"with create_graph=True (a second derivative, chapter 11) backward "
                        f"gets Tensors, and yours raised {type(error).__name__}: "
-                       f"{str(error).rstrip('.')}. "
-                       "Write backward with operators that arrays and Tensors share "
-                       "(grad * b), not numpy functions.") from error
-    if got is None or not all(np.allclose(g, w) for g, w in zip(got, want)):
-        raise Mismatch("with create_graph=True, the second derivative of sum(x * y * x) is "
-                       f"{'not recorded' if got is None else [_show(g) for g in got]}; "
-                       f"expected {[_show(w) for w in want]}. Write backward with operators "
-                       "that arrays and Tensors share (grad * b), not numpy functions.")
+                       f"{str(error).rstrip('.')}{where(error)}. {_GIVEN}") from None
+    text = f"with create_graph=True on {str(dtype).replace('minigrad.', '')} tensors"
+    if got is None:
+        raise Mismatch(f"{text}, the first derivative of sum(x * y * x) is not recorded "
+                       "(it has no grad_fn), so no second derivative goes through your "
+                       "backward: it must compute with the values it gets as arguments (they "
+                       f"are Tensors then), not with values kept elsewhere. {_GIVEN}")
+    same_dtype(f"{text}, the first derivative of sum(x * y * x)", got[0], want[0])
+    if not all(np.allclose(g.numpy(), w.numpy(), rtol=1e-5) for g, w in zip(got[1:], want[1:])):
+        raise Mismatch(f"{text}, the second derivative of sum(x * y * x) is "
+                       f"{[_show(g) for g in got[1:]]}; expected "
+                       f"{[_show(w) for w in want[1:]]}. {_GIVEN}")
 
 
 @keeps_random_state
 def _mul_battery(node_class, n_random=120):
     """The node (its class, grad_fn, next_functions, what is saved, backward's pair), then
-    gradients of products (broadcasting, numbers, data, shared operands, random shapes)
-    against minigrad's own MulBackward0, then a second derivative."""
+    float32 dtypes, gradients of products (broadcasting, numbers, data, shared operands,
+    random shapes) against minigrad's own MulBackward0, then second derivatives."""
     _check_class(node_class)
-    _check_node(node_class)
-    with _plug_mul(node_class), no_grad():
-        if _leaf([2.0]) * _leaf([3.0]) is None:
-            raise Mismatch("under no_grad() x * y gave None: forward returns the product.")
-    rng = np.random.default_rng(2)
-    cases = _product_cases(rng, n_random)
-    for k, (text, x_values, y_values, y_needs_grad) in enumerate(cases):
-        _compare_gradients(node_class, text, _product(x_values, y_values, y_needs_grad,
-                                                      incoming=1.0 + k % 3))
+    with _watching(node_class):
+        _check_node(node_class)
+        with _plug_mul(node_class), no_grad():
+            _leaf([2.0]) * _leaf([3.0])
+        _check_float32(node_class)
+        rng = np.random.default_rng(2)
+        cases = _product_cases(rng, n_random)
+        for k, (text, x_values, y_values, y_needs_grad) in enumerate(cases):
+            _compare_gradients(node_class, text, _product(x_values, y_values, y_needs_grad,
+                                                          incoming=1.0 + k % 3))
 
-    def by_number(left):
-        def make():
-            x = _leaf([2.0, -3.0])
-            return {"x": x}, (2.5 * x if left else x * 2.5), _incoming(1.0, (2,))
-        return make
-    _compare_gradients(node_class, "x * 2.5", by_number(False))
-    _compare_gradients(node_class, "2.5 * x", by_number(True))
-    for text, make in _shared_cases():
-        _compare_gradients(node_class, text, make)
-    _second_derivative(node_class)
-    return (f"its node (grad_fn, next_functions, what it saves), {len(cases) + 5} products "
-            "(broadcasting, numbers, shared operands) and a second derivative")
+        def by_number(left):
+            def make():
+                x = _leaf([2.0, -3.0])
+                return {"x": x}, (2.5 * x if left else x * 2.5), _incoming(1.0, (2,))
+            return make
+        _compare_gradients(node_class, "x * 2.5", by_number(False))
+        _compare_gradients(node_class, "2.5 * x", by_number(True))
+        for text, make in _shared_cases():
+            _compare_gradients(node_class, text, make)
+        _second_derivative(node_class)
+        _second_derivative(node_class, dtypes.float32)
+    return (f"its node (grad_fn, next_functions, what it saves), float32 dtypes, "
+            f"{len(cases) + 5} products (broadcasting, numbers, shared operands) and second "
+            "derivatives")
 
 
 register(Piece(name="mul", chapter="02", defines="MulBackward0",
                summary="one op's node: MulBackward0 (forward, save_for_backward, backward)",
-               plug=_plug_mul, battery=_mul_battery))
+               plug=_plug_mul, battery=_mul_battery, own=OWN_MUL))
