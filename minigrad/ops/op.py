@@ -1,19 +1,19 @@
 """``Op``: one differentiable op, defined in one place (chapters 2, 3 and 5).
 
-An op is a class named like PyTorch's node for it (``MulBackward0``) with two methods::
+An op is a class named like PyTorch's node for it (``SinBackward0``) with two methods::
 
-    class MulBackward0(Op):
-        '''a * b'''
+    class SinBackward0(Op):
+        '''d sin(a) = cos(a) da'''
 
-        def forward(self, a, b):             # numpy arrays in, a numpy array out
-            self.save_for_backward(a, b)     # what backward will need
-            return a * b
+        def forward(self, a):                # numpy arrays in, a numpy array out
+            self.save_for_backward(a)        # what backward will need
+            return np.sin(a)
 
-        def backward(self, grad, a, b):      # the saved values come back as arguments
-            return grad * b, grad * a        # one gradient per input of forward
+        def backward(self, grad, a):         # the saved values come back as arguments
+            return grad * cos(a)             # one gradient per input of forward
 
-``MulBackward0.run((x, y), x_array, y_array)`` runs ``forward`` and, when ``x`` or ``y``
-requires grad (and grad mode is on), keeps the op object itself as the new tensor's
+``SinBackward0.run((x,), x_array)`` runs ``forward`` and, when ``x`` requires grad (and
+grad mode is on), keeps the op object itself as the new tensor's
 ``grad_fn``: the object that computed the forward pass is the node that runs backward.
 
 ``backward`` is written once, in operations that numpy arrays and Tensors both have
