@@ -300,3 +300,51 @@ def test_the_notebooks_loader_is_taken_by_my_pieces(tmp_path, capsys, DataLoader
               *[(source, ["solution", "build"]) for source in build_cells("10")])
     assert "data_loader" in teach.my_pieces(tmp_path)
     assert [l for l in capsys.readouterr().out.splitlines() if "ch10" in l][0].startswith("yours")
+
+
+# ------------------------------------------------------------------ no answer in sight
+
+def _distinctive_lines(text):
+    """The lines of code that would give a piece away: 16 characters or more, not a comment,
+    a docstring or a bare ``def __len__(self):`` (the protocol the statement names)."""
+    found = set()
+    for line in text.splitlines():
+        line = line.split("  #")[0].strip()
+        if (len(line) >= 16 and not line.startswith(("#", '"', "'"))
+                and not (line.startswith("def __") and line.endswith("(self):"))):
+            found.add(line)
+    return found
+
+
+def test_the_student_copy_shows_no_line_of_the_answer(tmp_path):
+    """Neither the notebook's solution nor minigrad's own piece, in any source or stored
+    output of the chapter's student copy (the listings after the check are cleared)."""
+    import importlib.util
+    from pathlib import Path
+
+    from minigrad.teach import build
+    from build_cells import build_cells
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("make_student", root / "scripts" / "make_student.py")
+    make_student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_student)
+    piece = next(p for p in build.pieces() if p.name == PIECE)
+    lines = set()
+    for source in build_cells(piece.chapter):
+        lines |= _distinctive_lines(source)
+    for own in piece.own.values():
+        lines |= _distinctive_lines(inspect.getsource(own))
+    written = make_student.make_student_copy(root / "notebooks", tmp_path / "notebooks")
+    for path in written:
+        if not path.name.startswith(piece.chapter):
+            continue
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            texts = ["".join(cell["source"])] + [
+                "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                for o in cell.get("outputs", [])]
+            for text in texts:
+                for line in lines:
+                    assert line not in text, f"{path.name}, cell {i}: {line!r}"
+
+PIECE = "data_loader"
