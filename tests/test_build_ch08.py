@@ -3,10 +3,16 @@ and weight decay): the notebook's solution passes its check, typical wrong optim
 with the message a learner needs, and ``teach.use(sgd=...)`` really trains with the learner's
 class."""
 
+import importlib
+import inspect
+import json
+
+import numpy as np
 import pytest
 
 import minigrad as mg
 from minigrad import optim, teach
+from minigrad.teach.exercises import ch08
 
 from build_cells import solution
 
@@ -16,12 +22,17 @@ def SGD():
     return solution("08", "SGD")
 
 
+_REQUIRED = object()
+
+
 def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay=True, clone=True,
-             skip_none=True, dampen=False, read_group_lr=True, state_key="momentum_buffer"):
+             skip_none=True, dampen=False, read_group_lr=True, state_key="momentum_buffer",
+             lr_default=1e-3, momentum_default=0, buffer="clone", update="in place", sign=-1,
+             zero_grad_in_step=False):
     """An SGD written like the notebook's, right with the defaults; each switch is a
     typical mistake."""
     class WrongSGD(optim.Optimizer):
-        def __init__(self, params, lr=1e-3, momentum=0, weight_decay=0):
+        def __init__(self, params, lr=lr_default, momentum=momentum_default, weight_decay=0):
             super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
             self.lr = lr
             self.buffers = {}
@@ -39,16 +50,23 @@ def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay
                         g = g + group["weight_decay"] * p
                     if group["momentum"]:
                         state = self.state[p] if keep_buffer else {}
-                        if restart or state_key not in state:
+                        if buffer == "numpy zeros" and state_key not in state:
+                            state[state_key] = mg.tensor(np.zeros(tuple(p.shape)))
+                            state[state_key].mul_(group["momentum"]).add_(g)
+                        elif restart or state_key not in state:
                             state[state_key] = g.clone() if clone else g
                         else:
                             m = group["momentum"]
                             state[state_key].mul_(m).add_(g * (1 - m) if dampen else g)
                         g = state[state_key]
-                    if in_place:
-                        p -= lr * g
+                    if update == "data":
+                        p.data = p.data + sign * lr * g
+                    elif in_place:
+                        p += sign * lr * g
                     else:
-                        p = p - lr * g
+                        p = p + sign * lr * g
+                    if zero_grad_in_step:
+                        p.grad.zero_()
 
         def step(self):
             if no_grad:
@@ -56,6 +74,12 @@ def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay
                     self._update()
             else:
                 self._update()
+    if lr_default is _REQUIRED:
+        def __init__(self, params, lr, momentum=0, weight_decay=0):
+            optim.Optimizer.__init__(self, params, dict(lr=lr, momentum=momentum,
+                                                        weight_decay=weight_decay))
+            self.lr = lr
+        WrongSGD.__init__ = __init__
     return WrongSGD
 
 
@@ -69,9 +93,46 @@ def replaces_parameters(params, lr=1e-3, momentum=0, weight_decay=0):
     return Replacing(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
 
 
-class NoWeightDecay(optim.SGD):
+class NoWeightDecay(make_sgd()):
     def __init__(self, params, lr=1e-3, momentum=0):
         super().__init__(params, lr=lr, momentum=momentum)
+
+
+class DefaultsInKwargs(make_sgd()):
+    """Settings as **kwargs, with a default learning rate of its own."""
+    def __init__(self, params, **settings):
+        super().__init__(params, **dict(dict(lr=0.01, momentum=0, weight_decay=0), **settings))
+
+
+class WrapsMinigrads(optim.Optimizer):
+    """A thin wrapper: builds minigrad's own SGD inside and lets it step."""
+    def __init__(self, params, lr=1e-3, momentum=0, weight_decay=0):
+        params = list(params)
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+        self.inner = optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+
+    def step(self):
+        self.inner.step()
+
+
+class WrapsMinigradsDeep(optim.Optimizer):
+    """The same wrapper, reaching minigrad's SGD by a path the look at its code misses."""
+    def __init__(self, params, lr=1e-3, momentum=0, weight_decay=0):
+        params = list(params)
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+        self.inner = importlib.import_module("minigrad.optim.sgd").SGD(
+            params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+
+    def step(self):
+        self.inner.step()
+
+
+def wraps_step(params, lr=1e-3, momentum=0, weight_decay=0):
+    return optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+
+
+class EmptySubclass(optim.SGD):
+    pass
 
 
 def test_the_notebooks_sgd_passes(SGD):
@@ -80,10 +141,30 @@ def test_the_notebooks_sgd_passes(SGD):
     assert "18 runs" in result.message
 
 
-def test_a_subclass_of_minigrads_own_passes():
-    class Own(optim.SGD):
-        pass
-    assert teach.check_piece("sgd", Own)
+def test_pytorchs_defaults_are_written_down_right():
+    torch = pytest.importorskip("torch")
+    signature = inspect.signature(torch.optim.SGD)
+    for name, default in ch08.TORCH_SGD_DEFAULTS.items():
+        assert signature.parameters[name].default == default, name
+    own = inspect.signature(optim.SGD)
+    for name, default in ch08.TORCH_SGD_DEFAULTS.items():
+        assert own.parameters[name].default == default, name
+
+
+@pytest.mark.parametrize("own, words", [
+    (optim.SGD, ["minigrad's own optim.SGD", "not a piece you wrote", "Write SGD yourself"]),
+    (optim.sgd.SGD, ["minigrad's own optim.SGD", "not a piece you wrote"]),
+    (EmptySubclass, ["subclass of minigrad's own optim.SGD", "from scratch"]),
+    (WrapsMinigrads, ["uses minigrad's own optim.SGD", "compare minigrad with itself"]),
+    (wraps_step, ["uses minigrad's own optim.SGD", "compare minigrad with itself"]),
+    (WrapsMinigradsDeep, ["calls minigrad's own optim.SGD", "mg.optim.sgd.SGD",
+                          "compare minigrad with itself"]),
+])
+def test_minigrads_own_sgd_is_refused(own, words):
+    result = teach.check_piece("sgd", own)
+    assert not result
+    for word in words:
+        assert word in result.message, result.message
 
 
 @pytest.mark.parametrize("wrong, words", [
@@ -100,6 +181,19 @@ def test_a_subclass_of_minigrads_own_passes():
     (make_sgd(state_key="velocity"), ["has no 'momentum_buffer'", "self.state[p]"]),
     (replaces_parameters, ["expected a class"]),
     (NoWeightDecay, ["TypeError", "weight_decay=0"]),
+    (make_sgd(sign=+1), ["step 1", "moved uphill", "against the gradient"]),
+    (make_sgd(zero_grad_in_step=True), ["step() changed w.grad", "leaves it alone"]),
+    (make_sgd(lr_default=0.01), ["your __init__ has lr=0.01", "PyTorch's SGD has lr=0.001"]),
+    (make_sgd(lr_default=_REQUIRED), ["lr has no default", "PyTorch's SGD has lr=0.001"]),
+    (make_sgd(momentum_default=0.9), ["momentum=0.9", "PyTorch's SGD has momentum=0"]),
+    (DefaultsInKwargs, ["lr=0.01 in its param group", "PyTorch's default is lr=0.001"]),
+    (make_sgd(buffer="numpy zeros"), ["float32 nn.Linear(3, 2)", "momentum buffer of weight",
+                                      "is float64", "float32 inputs"]),
+    (make_sgd(buffer="numpy zeros", update="data"), ["float32 nn.Linear(3, 2)",
+                                                     "parameter weight is float64",
+                                                     "float64 constant"]),
+    (make_sgd(update="data", no_grad=False), ["momentum buffer of w requires grad",
+                                              "@mg.no_grad()"]),
 ])
 def test_a_wrong_sgd_fails_with_what_to_fix(wrong, words):
     result = teach.check_piece("sgd", wrong)
@@ -190,3 +284,96 @@ def test_an_sgd_that_adds_weight_decay_into_grad_is_caught(SGD):
     result = teach.check_piece("sgd", DecayIntoGrad)
     assert not result
     assert "step() changed w.grad" in result.message and "leaves it alone" in result.message
+
+
+HELPER = '''def move(p, g, lr):
+    p -= lr * g
+'''
+
+BUILD_WITH_HELPER = '''class SGD(mg.optim.Optimizer):
+    def __init__(self, params, lr=1e-3, momentum=0, weight_decay=0):
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+
+    @mg.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = p.grad + group["weight_decay"] * p
+                if group["momentum"]:
+                    state = self.state[p]
+                    if "momentum_buffer" in state:
+                        state["momentum_buffer"].mul_(group["momentum"]).add_(g)
+                    else:
+                        state["momentum_buffer"] = g.clone()
+                    g = state["momentum_buffer"]
+                move(p, g, group["lr"])
+'''
+
+
+def test_an_sgd_using_a_helper_of_another_cell_is_told_why_in_my_pieces(tmp_path, capsys):
+    names = {"__name__": "__main__", "mg": mg}
+    exec(HELPER + BUILD_WITH_HELPER, names)
+    in_notebook = teach.check_piece("sgd", names["SGD"])
+    assert in_notebook, in_notebook.message   # in its notebook the helper is there
+    cells = [{"cell_type": "code", "metadata": {"tags": tags}, "source": source, "outputs": [],
+              "execution_count": None}
+             for source, tags in [("import minigrad as mg", []), (HELPER, []),
+                                  (BUILD_WITH_HELPER, ["solution", "build"])]]
+    (tmp_path / "08b_mine.ipynb").write_text(json.dumps({"cells": cells}), encoding="utf-8")
+    chosen = teach.my_pieces(tmp_path)
+    line = [l for l in capsys.readouterr().out.splitlines() if "ch08" in l][0]
+    assert "sgd" not in chosen
+    assert line.startswith("minigrad's own") and "yours does not pass its check yet" in line
+    for words in ("NameError", "'move' is not defined in your build cell",
+                  "defined in another cell", "define everything your piece needs inside it"):
+        assert words in line, line
+
+
+# ------------------------------------------------------------------ no answer in sight
+
+def _distinctive_lines(text):
+    """The lines of code that would give a piece away: 16 characters or more, not a comment,
+    a docstring or a bare ``def __len__(self):`` (the protocol the statement names)."""
+    found = set()
+    for line in text.splitlines():
+        line = line.split("  #")[0].strip()
+        if (len(line) >= 16 and not line.startswith(("#", '"', "'"))
+                and not (line.startswith("def __") and line.endswith("(self):"))):
+            found.add(line)
+    return found
+
+
+def test_the_student_copy_shows_no_line_of_the_answer(tmp_path):
+    """Neither the notebook's solution nor minigrad's own piece, in any source or stored
+    output of the chapter's student copy (the listings after the check are cleared)."""
+    import importlib.util
+    from pathlib import Path
+
+    from minigrad.teach import build
+    from build_cells import build_cells
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("make_student", root / "scripts" / "make_student.py")
+    make_student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_student)
+    piece = next(p for p in build.pieces() if p.name == PIECE)
+    lines = set()
+    for source in build_cells(piece.chapter):
+        lines |= _distinctive_lines(source)
+    for own in piece.own.values():
+        lines |= _distinctive_lines(inspect.getsource(own))
+    written = make_student.make_student_copy(root / "notebooks", tmp_path / "notebooks")
+    for path in written:
+        if not path.name.startswith(piece.chapter):
+            continue
+        for i, cell in enumerate(json.loads(path.read_text())["cells"]):
+            texts = ["".join(cell["source"])] + [
+                "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+                for o in cell.get("outputs", [])]
+            for text in texts:
+                for line in lines:
+                    assert line not in text, f"{path.name}, cell {i}: {line!r}"
+
+PIECE = "sgd"

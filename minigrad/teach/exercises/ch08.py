@@ -8,15 +8,19 @@ MSE, SGD) and returns a ``CheckResult`` that prints ✓ or ✗ with a hint; none
 """
 
 
+import contextlib
+import inspect
+from unittest import mock
+
 import numpy as np
 
 from ... import nn, optim
 from ...creation import from_numpy, tensor
-from ...dtypes import float64
+from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...optim import sgd as _sgd_module
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register
+from ..build import Mismatch, Piece, register, same_dtype, where
 from ..build import show as _show
 from ..checks import CheckResult, check, not_a_function
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
@@ -327,12 +331,84 @@ def check_train_last_layer(train_last_layer):
 
 # ---------------------------------------------------------------- build: SGD with momentum
 
+_OWN_SGD = _sgd_module.SGD   # minigrad's own, whatever optim.SGD is while a check runs
+
+# PyTorch's defaults (torch.optim.SGD since PyTorch 2.0): SGD(params) alone is
+# SGD(params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False).
+TORCH_SGD_DEFAULTS = {"lr": 1e-3, "momentum": 0, "dampening": 0, "weight_decay": 0,
+                      "nesterov": False, "maximize": False}
+
+
 def _plug_sgd(sgd_class):
     """``minigrad.optim.SGD`` is the learner's class inside the block: code that builds its
     optimizer there (``optim.SGD(model.parameters(), lr=0.01)``, ``teach.training_run``)
     gets theirs."""
-    from unittest import mock
     return mock.patch.object(optim, "SGD", sgd_class)
+
+
+_CALLS_OWN = ("it calls minigrad's own {label} (through {path}), the very piece you are asked "
+              "to write, so the check would compare minigrad with itself. Write that part "
+              "yourself.")
+
+
+@contextlib.contextmanager
+def _own_out_of_reach(module_names):
+    """While the learner's code runs, each of minigrad's own objects named in
+    ``module_names`` ({module: [(attribute, label), ...]}) is replaced by a stand-in that
+    raises ``Mismatch`` when called: a piece that reaches minigrad's own by a path the
+    check's look at its code misses (``mg.optim.sgd.SGD``, ``mg.utils.data.DataLoader``)
+    is refused too, instead of being compared with itself."""
+    with contextlib.ExitStack() as stack:
+        for module, names in module_names.items():
+            for attribute, label in names:
+                path = f"{module.__name__.replace('minigrad', 'mg', 1)}.{attribute}"
+                message = _CALLS_OWN.format(label=label, path=path)
+
+                def refuse(*args, _message=message, **kwargs):
+                    raise Mismatch(_message)
+                original = getattr(module, attribute)
+                stand_in = (type(original.__name__, (), {"__new__": refuse})
+                            if inspect.isclass(original) else refuse)
+                stack.enter_context(mock.patch.object(module, attribute, stand_in))
+        yield
+
+
+def run_learner(what, function, hint=None):
+    """``function()`` (a call of the learner's code), or a ``Mismatch`` that names the call,
+    the error and the learner's line. A name that is not defined gets its own first
+    sentence (chapter 10's ``my_pieces`` shows only that): the cell uses a function or a
+    class of another cell, and chapter 10 runs the build cell on its own."""
+    try:
+        return function()
+    except Mismatch:
+        raise
+    except NameError as error:
+        name = getattr(error, "name", None) or str(error)
+        raise Mismatch(f"{what} raised NameError: {name!r} is not defined in your build cell "
+                       "(is it defined in another cell? chapter 10 runs the build cell on its "
+                       f"own, so define everything your piece needs inside it){where(error)}"
+                       ) from None
+    except Exception as error:  # the learner's code: report it, never crash the check
+        extra = hint(error) if hint is not None else ""
+        text = str(error)
+        if extra:  # the hint says what to do: the error's first sentence is enough
+            text = text.split(". ")[0]
+        raise Mismatch(f"{what} raised {type(error).__name__}: {text.rstrip('.')}"
+                       f"{where(error)}.{extra or ''}") from None
+
+
+def _recorded_hint(error):
+    if isinstance(error, RuntimeError) and ("in-place" in str(error) or "leaf" in str(error)):
+        return (" Hint: autograd records what happens to a tensor that requires grad; the "
+                "update must not be recorded.")
+    return ""
+
+
+def _settings_hint(error):
+    if isinstance(error, TypeError):
+        return (" Hint: take the settings as PyTorch does: SGD(params, lr=0.001, momentum=0, "
+                "weight_decay=0).")
+    return ""
 
 
 # (what the check says, the settings, zero_grad's set_to_none, two parameter groups?)
@@ -419,18 +495,16 @@ def _sgd_trajectory(sgd_class, case, seed):
     own_params, own_loss = _sgd_problem(seed)
     params, loss_fn = _sgd_problem(seed)
     originals = dict(params)
-    own = _sgd_module.SGD(_groups(own_params, two_groups), **settings)
-    try:
-        optimizer = sgd_class(_groups(params, two_groups), **settings)
-    except TypeError as error:
-        raise Mismatch(f"{label} raised TypeError: {error}. Hint: take the settings as PyTorch "
-                       "does: SGD(params, lr=0.001, momentum=0, weight_decay=0).") from None
+    own = _OWN_SGD(_groups(own_params, two_groups), **settings)
+    optimizer = run_learner(label, lambda: sgd_class(_groups(params, two_groups), **settings),
+                            _settings_hint)
     if not isinstance(getattr(optimizer, "param_groups", None), list):
         raise Mismatch(f"{label} has no list param_groups. Hint: subclass "
                        "mg.optim.Optimizer and hand it params and the defaults.")
     for step in range(1, _SGD_STEPS + 1):
         own.zero_grad(set_to_none=set_to_none)
-        optimizer.zero_grad(set_to_none=set_to_none)
+        run_learner(f"{label}, step {step}: zero_grad(set_to_none={set_to_none})",
+                    lambda: optimizer.zero_grad(set_to_none=set_to_none))
         if step != _SKIPPED_STEP:
             own_loss().backward()
             loss_fn().backward()
@@ -439,15 +513,7 @@ def _sgd_trajectory(sgd_class, case, seed):
                  for name, p in params.items()}
         buffers_before = _own_buffers(own, own_params)
         own.step()
-        try:
-            optimizer.step()
-        except RuntimeError as error:
-            if "in-place" in str(error) or "leaf" in str(error):
-                raise Mismatch(f"{label}, step {step}: step() raised RuntimeError: "
-                               f"{str(error).rstrip('.')}. "
-                               "Hint: autograd records what happens to a tensor that "
-                               "requires grad; the update must not be recorded.") from None
-            raise
+        run_learner(f"{label}, step {step}: step()", optimizer.step, _recorded_hint)
         _same_tensors(optimizer, params, originals, label, step)
         _grads_unchanged(params, grads, label, step)
         what = (" (zero_grad() ran, then step() without a backward: no parameter has a "
@@ -523,6 +589,11 @@ def _compare_buffers(optimizer, own, params, own_params, label, step):
                            ".grad tensor itself, which backward() adds into and zero_grad("
                            "set_to_none=False) zeroes. Hint: make the first buffer a tensor of "
                            "its own, a copy of the gradient.")
+        if isinstance(got, Tensor) and (got.requires_grad or got.grad_fn is not None):
+            raise Mismatch(f"{label}, after step {step}: the momentum buffer of {name} "
+                           "requires grad: it was computed while autograd recorded, so it "
+                           "holds on to a graph that grows with every step. Hint: the whole "
+                           "step, buffer included, runs with autograd off (@mg.no_grad()).")
         got = got.detach().numpy() if isinstance(got, Tensor) else np.asarray(got)
         if not np.allclose(got, buffer, rtol=1e-10, atol=1e-12):
             raise Mismatch(f"{label}, after step {step}: the momentum buffer of {name} is "
@@ -547,29 +618,143 @@ def _check_zero_grad(sgd_class):
                        "True) it sets every parameter's .grad to None.")
 
 
+def _check_signature(sgd_class):
+    """Every default of the learner's ``__init__`` that PyTorch's SGD has too is PyTorch's
+    (``TORCH_SGD_DEFAULTS``)."""
+    try:
+        signature = inspect.signature(sgd_class)
+    except (TypeError, ValueError):
+        signature = None
+    for name, parameter in (signature.parameters.items() if signature else ()):
+        if name not in TORCH_SGD_DEFAULTS:
+            continue
+        torch_default = TORCH_SGD_DEFAULTS[name]
+        if parameter.default is inspect.Parameter.empty:
+            raise Mismatch(f"SGD(params): {name} has no default in your __init__; PyTorch's "
+                           f"SGD has {name}={torch_default!r}, so SGD(params) alone works. "
+                           "Hint: give every setting PyTorch's default.")
+        if (parameter.default != torch_default
+                or isinstance(parameter.default, bool) != isinstance(torch_default, bool)):
+            raise Mismatch(f"SGD(params): your __init__ has {name}={parameter.default!r} as its "
+                           f"default; PyTorch's SGD has {name}={torch_default!r}. Hint: code "
+                           "written for PyTorch that leaves a setting out must get PyTorch's.")
+
+
+def _check_defaults(sgd_class):
+    """``SGD(params)`` alone must be PyTorch's ``SGD(params)``: the param group holds
+    PyTorch's defaults, and a step without settings moves as minigrad's own does."""
+    params, loss_fn = _sgd_problem(0)
+    own_params, own_loss = _sgd_problem(0)
+    label = "SGD(params), without lr or other settings"
+    optimizer = run_learner(label, lambda: sgd_class(list(params.values())), _settings_hint)
+    groups = getattr(optimizer, "param_groups", None)
+    group = groups[0] if isinstance(groups, list) and groups else {}
+    for name in ("lr", "momentum", "weight_decay"):
+        if name in group and group[name] != TORCH_SGD_DEFAULTS[name]:
+            raise Mismatch(f"{label} has {name}={group[name]!r} in its param group; PyTorch's "
+                           f"default is {name}={TORCH_SGD_DEFAULTS[name]!r}.")
+    own = _OWN_SGD(list(own_params.values()))
+    own_loss().backward()
+    loss_fn().backward()
+    own.step()
+    run_learner(f"{label}: step()", optimizer.step, _recorded_hint)
+    for name, p in params.items():
+        want, got = own_params[name].detach().numpy(), p.detach().numpy()
+        if not np.allclose(got, want, rtol=1e-10, atol=1e-12):
+            raise Mismatch(f"{label}, step 1: parameter {name} is {_show(got)}; expected "
+                           f"{_show(want)}, a step with PyTorch's default lr=0.001.")
+
+
+_FLOAT32_SETTINGS = dict(lr=0.05, momentum=0.9, weight_decay=0.01)
+
+
+def _float32_layer(weight, bias):
+    layer = nn.Linear(3, 2)
+    with no_grad():
+        layer.weight.copy_(tensor(weight, dtype=float32))
+        layer.bias.copy_(tensor(bias, dtype=float32))
+    return layer
+
+
+def _check_float32(sgd_class, steps=3):
+    """A model's float32 Parameters (an ``nn.Linear(3, 2)``), momentum and weight decay,
+    next to minigrad's own: after each step the model holds the same Parameter objects, in
+    float32, with float32 momentum buffers, and the next forward's loss is float32."""
+    rng = np.random.default_rng(8)
+    weight, bias = rng.normal(size=(2, 3)), rng.normal(size=2)
+    x = tensor(rng.normal(size=(4, 3)), dtype=float32)
+    y = tensor(rng.normal(size=(4, 2)), dtype=float32)
+    own_layer, layer = _float32_layer(weight, bias), _float32_layer(weight, bias)
+    label = ("SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=0.01) on a float32 "
+             "nn.Linear(3, 2)")
+    own = _OWN_SGD(own_layer.parameters(), **_FLOAT32_SETTINGS)
+    optimizer = run_learner(label, lambda: sgd_class(layer.parameters(), **_FLOAT32_SETTINGS),
+                            _settings_hint)
+    originals = dict(layer.named_parameters())
+    own_originals = dict(own_layer.named_parameters())
+
+    def loss_of(model):
+        return ((model(x) - y) ** 2).mean()
+
+    for step in range(1, steps + 1):
+        own.zero_grad()
+        run_learner(f"{label}, step {step}: zero_grad()", optimizer.zero_grad)
+        loss_of(own_layer).backward()
+        loss_of(layer).backward()
+        own.step()
+        run_learner(f"{label}, step {step}: step()", optimizer.step, _recorded_hint)
+        where = f"{label}, after step {step}"
+        for name, p in layer.named_parameters():
+            if p is not originals[name]:
+                raise Mismatch(f"{where}: the model's {name} is another tensor than the "
+                               "Parameter it had. Hint: change each parameter itself, in "
+                               "place: the model must keep its very Parameter objects.")
+            want = own_originals[name]
+            same_dtype(f"{where}: parameter {name}", p, want)
+            if not np.allclose(p.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6):
+                raise Mismatch(f"{where}: parameter {name} is {_show(p)}; expected "
+                               f"{_show(want)}.")
+            buffer = own.state[want]["momentum_buffer"]
+            entry = optimizer.state.get(p, {}) if hasattr(optimizer.state, "get") else {}
+            mine = entry.get("momentum_buffer") if hasattr(entry, "get") else None
+            if mine is not None:
+                same_dtype(f"{where}: the momentum buffer of {name}", mine, buffer)
+        with no_grad():
+            same_dtype(f"{where}: the loss of the next forward pass", loss_of(layer),
+                       loss_of(own_layer))
+
+
 @_leaves_rng_alone
 def _sgd_battery(sgd_class, seeds=(0, 1, 2)):
-    """Every case on several seeded problems, step by step against minigrad's SGD; then
-    zero_grad; then the chapter's regression through ``teach.training_run`` with the class
-    plugged in."""
+    """Every case on several seeded problems, step by step against minigrad's SGD; float32
+    parameters of a model; PyTorch's defaults; then zero_grad; then the chapter's
+    regression through ``teach.training_run`` with the class plugged in. While the
+    learner's code runs, minigrad's own SGD is out of its reach."""
     if not isinstance(sgd_class, type):
         raise Mismatch(f"expected a class (class SGD(mg.optim.Optimizer): ...), got "
                        f"{type(sgd_class).__name__}.")
-    for case in _SGD_CASES:
-        for seed in seeds:
-            _sgd_trajectory(sgd_class, case, seed)
-    _check_zero_grad(sgd_class)
     want = training_run(lr=0.01, epochs=10)
-    with _plug_sgd(sgd_class):
-        got = training_run(lr=0.01, epochs=10)
+    with _own_out_of_reach({_sgd_module: [("SGD", "optim.SGD")]}):
+        with _own_out_of_reach({optim: [("SGD", "optim.SGD")]}):
+            _check_signature(sgd_class)
+            for case in _SGD_CASES:
+                for seed in seeds:
+                    _sgd_trajectory(sgd_class, case, seed)
+            _check_float32(sgd_class)
+            _check_defaults(sgd_class)
+            run_learner("zero_grad()", lambda: _check_zero_grad(sgd_class))
+        with _plug_sgd(sgd_class):
+            got = run_learner("the chapter's regression (teach.training_run) with your SGD",
+                              lambda: training_run(lr=0.01, epochs=10))
     if not np.allclose(got, want, rtol=1e-5):
         raise Mismatch(f"plugged into the chapter's regression, the losses are "
                        f"{np.round(got, 4).tolist()}; expected {np.round(want, 4).tolist()}.")
     runs = len(_SGD_CASES) * len(seeds)
     return (f"{runs} runs of {_SGD_STEPS} steps (momentum, weight decay, two parameter groups, "
-            "a parameter without gradient), zero_grad, and the chapter's regression")
+            "a parameter without gradient), float32 parameters, PyTorch's defaults, "
+            "zero_grad, and the chapter's regression")
 
 
 register(Piece(name="sgd", chapter="08", defines="SGD",
                summary="the optimizer: SGD.step with momentum, zero_grad",
-               plug=_plug_sgd, battery=_sgd_battery))
+               plug=_plug_sgd, battery=_sgd_battery, own={"optim.SGD": _OWN_SGD}))

@@ -6,6 +6,7 @@ returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises, 
 the default random generator as it found it.
 """
 
+import inspect
 import numbers
 
 import numpy as np
@@ -17,10 +18,12 @@ from ...graph import is_grad_enabled, no_grad
 from ...random import Generator, manual_seed
 from ...tensor import Tensor
 from ...utils import data as _data
-from ...utils.data import DataLoader, Dataset, Subset, TensorDataset
-from ..build import Mismatch, Piece, register
+from ...utils.data import (BatchSampler, DataLoader, Dataset, RandomSampler, Subset,
+                           TensorDataset, default_collate)
+from ..build import Mismatch, Piece, register, same_dtype
 from ..checks import CheckResult
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
+from .ch08 import _own_out_of_reach, run_learner
 from .ch09 import training_step
 
 __all__ = ["check_digits_dataset", "check_accuracy", "training_step"]
@@ -323,12 +326,46 @@ def _compare_epoch(got, want, n, batch_size, drop_last, shuffle, where):
             raise Mismatch(f"{where}: batch {k} has {len(mine)} field(s); expected "
                            f"{len(own)}, one tensor per field of a sample.")
         for field, (a, b) in enumerate(zip(mine, own)):
+            _same_field_dtype(f"{where}: field {field} of batch {k}", a, b)
             if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype or not np.array_equal(
                     a.numpy(), b.numpy()):
                 raise Mismatch(f"{where}: field {field} of batch {k} is a tensor of shape "
                                f"{tuple(a.shape)} and dtype {a.dtype}; expected shape "
                                f"{tuple(b.shape)} and dtype {b.dtype}, the samples' values "
                                "stacked along a new first dimension.")
+
+
+def _same_field_dtype(what, got, want):
+    """A batch's field has the dtype minigrad's collate gives: float32 samples stay float32
+    (``same_dtype`` names a float64 slip), labels are int64 class indices."""
+    if got.dtype == want.dtype:
+        return
+    if want.dtype == int64:
+        raise Mismatch(f"{what} (the labels) is {str(got.dtype).replace('minigrad.', '')}, "
+                       "where minigrad's own gives int64: CrossEntropyLoss wants int64 class "
+                       "indices. Hint: a tensor made from a list of Python ints is int64, "
+                       "and stacking int64 tensors keeps int64; give it no other dtype.")
+    same_dtype(what, got, want)
+
+
+_OWN_PATHS = {_data: [("DataLoader", "utils.data.DataLoader"),
+                      ("RandomSampler", "utils.data.RandomSampler"),
+                      ("BatchSampler", "utils.data.BatchSampler"),
+                      ("default_collate", "utils.data.default_collate")]}
+
+
+def _mine(what, function):
+    """Run a call of the learner's loader: minigrad's own loader and its parts out of reach,
+    errors reported with the learner's line (``run_learner``)."""
+    with _own_out_of_reach(_OWN_PATHS):
+        return run_learner(what, function, _dataset_hint)
+
+
+def _dataset_hint(error):
+    if isinstance(error, AttributeError) and "tensors" in str(error):
+        return (" Hint: a loader works for any Dataset, not only a TensorDataset: ask it for "
+                "dataset[i], one sample at a time.")
+    return ""
 
 
 def _loader_case(loader_class, name, dataset, batch_size, drop_last, shuffle):
@@ -338,19 +375,22 @@ def _loader_case(loader_class, name, dataset, batch_size, drop_last, shuffle):
              f"shuffle={shuffle}, drop_last={drop_last})")
     options = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last)
     if shuffle:
-        mine = loader_class(dataset, generator=Generator().manual_seed(batch_size), **options)
+        mine = _mine(where, lambda: loader_class(
+            dataset, generator=Generator().manual_seed(batch_size), **options))
         own = _data_loader_class()(dataset, generator=Generator().manual_seed(batch_size),
                                    **options)
     else:
-        mine, own = loader_class(dataset, **options), _data_loader_class()(dataset, **options)
-    if len(mine) != len(own):
+        mine = _mine(where, lambda: loader_class(dataset, **options))
+        own = _data_loader_class()(dataset, **options)
+    length = _mine(f"len({where})", lambda: len(mine))
+    if length != len(own):
         rest = len(dataset) % batch_size
         hint = ("a last, smaller batch counts unless drop_last=True" if rest
                 else "batch_size divides the number of samples exactly here")
-        raise Mismatch(f"len({where}) is {len(mine)}; expected {len(own)}. Hint: {hint}.")
+        raise Mismatch(f"len({where}) is {length}; expected {len(own)}. Hint: {hint}.")
     first = None
     for epoch in range(1, 3 if shuffle else 2):
-        got = _epoch(mine, where)
+        got = _mine(f"iterating over {where}", lambda: _epoch(mine, where))
         want = _epoch(own, where)
         order = [i for batch in got for i in _labels(batch)]
         try:
@@ -377,12 +417,46 @@ def _default_generator_case(loader_class):
             for i in _labels(batch)]
     manual_seed(3)
     where = "DataLoader(a Dataset of 9, batch_size=4, shuffle=True) after mg.manual_seed(3)"
-    got = [i for batch in _epoch(loader_class(dataset, batch_size=4, shuffle=True), where)
-           for i in _labels(batch)]
+    got = [i for batch in _mine(where, lambda: _epoch(
+        loader_class(dataset, batch_size=4, shuffle=True), where)) for i in _labels(batch)]
     if got != want:
         raise Mismatch(f"{where}: the samples came in the order {got}; minigrad's DataLoader "
                        f"gives {want}. Hint: without a generator, draw from the default one "
                        "(generator=None), which mg.manual_seed seeds.")
+
+
+# PyTorch's defaults (torch.utils.data.DataLoader): DataLoader(dataset) alone gives batches
+# of one sample, in order (shuffle=None, which is False), the last batch kept.
+TORCH_LOADER_DEFAULTS = {"batch_size": 1, "shuffle": None, "drop_last": False,
+                         "generator": None, "sampler": None, "collate_fn": None}
+
+
+def _check_signature(loader_class):
+    """Every default of the learner's ``__init__`` that PyTorch's DataLoader has too is
+    PyTorch's (``shuffle=False`` counts as PyTorch's ``None``: both mean no shuffle)."""
+    try:
+        signature = inspect.signature(loader_class)
+    except (TypeError, ValueError):
+        return
+    for name, parameter in signature.parameters.items():
+        if name not in TORCH_LOADER_DEFAULTS:
+            continue
+        torch_default = TORCH_LOADER_DEFAULTS[name]
+        shown = "False" if name == "shuffle" else repr(torch_default)
+        if parameter.default is inspect.Parameter.empty:
+            raise Mismatch(f"DataLoader(dataset): {name} has no default in your __init__; "
+                           f"PyTorch's DataLoader has {name}={shown}, so DataLoader(dataset) "
+                           "alone works. Hint: give every argument PyTorch's default.")
+        if name == "shuffle":
+            same = parameter.default is None or parameter.default is False
+        else:
+            same = (parameter.default == torch_default and
+                    isinstance(parameter.default, bool) == isinstance(torch_default, bool))
+        if not same:
+            raise Mismatch(f"DataLoader(dataset): your __init__ has {name}="
+                           f"{parameter.default!r} as its default; PyTorch's DataLoader has "
+                           f"{name}={shown}. Hint: code written for PyTorch that leaves an "
+                           "argument out must get PyTorch's.")
 
 
 @_leaves_rng_alone
@@ -392,6 +466,7 @@ def _loader_battery(loader_class):
     if not isinstance(loader_class, type):
         raise Mismatch(f"expected a class (class DataLoader: ...), got "
                        f"{type(loader_class).__name__}.")
+    _check_signature(loader_class)
     count = 0
     for n, batch_size, drop_last in _LOADER_CASES:
         for name, dataset in _datasets(n):
@@ -399,7 +474,8 @@ def _loader_battery(loader_class):
                 _loader_case(loader_class, name, dataset, batch_size, drop_last, shuffle)
                 count += 1
     dataset = _Numbered(3)
-    got = _epoch(loader_class(dataset), "DataLoader(a Dataset of 3)")
+    got = _mine("DataLoader(a Dataset of 3)",
+                lambda: _epoch(loader_class(dataset), "DataLoader(a Dataset of 3)"))
     _compare_epoch(got, _epoch(DataLoader(dataset), ""), 3, 1, False, False,
                    "DataLoader(a Dataset of 3), the defaults (batch_size=1)")
     _default_generator_case(loader_class)
@@ -409,4 +485,8 @@ def _loader_battery(loader_class):
 
 register(Piece(name="data_loader", chapter="10", defines="DataLoader",
                summary="the DataLoader: shuffled batches, drop_last",
-               plug=_plug_data_loader, battery=_loader_battery))
+               plug=_plug_data_loader, battery=_loader_battery,
+               own={"utils.data.DataLoader": DataLoader,
+                    "utils.data.RandomSampler": RandomSampler,
+                    "utils.data.BatchSampler": BatchSampler,
+                    "utils.data.default_collate": default_collate}))
