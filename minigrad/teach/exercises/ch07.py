@@ -372,6 +372,7 @@ def _check_cross_entropy(op_class, rng):
             _attempt(f"backward of {label}", loss.backward)
             results.append((loss, x))
         (own_loss, own_x), (loss, x) = results
+        same_dtype(f"{label}: the loss", loss, own_loss)
         tol = _tolerance(logits, np.float32)
         if not np.isclose(loss.item(), own_loss.item(), rtol=1e-5, atol=tol):
             raise Mismatch(f"{label}: the loss is {loss.item():.6g} with your op, "
