@@ -253,8 +253,50 @@ class LastAxisBackward(LogSoftmaxBackward0):
         return grad - np.exp(out) * grad.sum(axis=-1, keepdims=True)
 
 
+class KeepdimsOnlyInMax(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max(axis=dim, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim))
+        self.save_for_backward(out)
+        return out
+
+
+class MaxOfTheWholeArray(LogSoftmaxBackward0):
+    """a.max() without axis: one shift for every slice, too big for some of them."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max()
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class ForgetsToKeepDim(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        shifted = a - a.max(axis=dim, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class SavesTheShiftedLogits(LogSoftmaxBackward0):
+    """Saves z - m and takes its exp for the softmax: not normalized."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max(axis=dim, keepdims=True)
+        self.save_for_backward(shifted)
+        return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
 @pytest.mark.parametrize("answer, words", [
     (OWN, ["minigrad's own LogSoftmaxBackward0", "not a piece you wrote"]),
+    (KeepdimsOnlyInMax, ["raised ValueError", "keepdims=True"]),
+    (MaxOfTheWholeArray, ["[500.0, 501.0]", "not finite", "not the whole array's"]),
+    (ForgetsToKeepDim, ["raised AttributeError", "set self.dim = dim in forward"]),
+    (SavesTheShiftedLogits, ["gradient differs", "shifted and normalized"]),
     (EmptySubclass, ["subclass of minigrad's own LogSoftmaxBackward0"]),
     (WrapsFLogSoftmax, ["uses minigrad's own", "log_softmax", "Write that part yourself"]),
     (CallsOwnOpsForward, ["uses minigrad's own LogSoftmaxBackward0"]),

@@ -172,6 +172,8 @@ def _hint(error):
     if isinstance(error, RecursionError):
         return (" Hint: it never returned: your op calls log_softmax (or cross_entropy), which is "
                 "now your op itself. Compute it with numpy on the arrays forward receives.")
+    if isinstance(error, AttributeError) and "'dim'" in str(error):
+        return (" Hint: backward gets only what forward kept: set self.dim = dim in forward.")
     if "broadcast" in str(error):
         return (" Hint: reduce with keepdims=True, so that the max and the sum broadcast against "
                 "the logits.")
@@ -293,7 +295,8 @@ def _compare_case(op_class, values, dim, rng, chapter=False):
         raise Mismatch(f"log_softmax of {label} gives {np.round(got.astype(float), 4).tolist()}: not "
                        "finite. exp of a large logit overflows (exp(1000) is inf) and the log "
                        "of a probability rounded to 0 is -inf: subtract each slice's max "
-                       "before exp (the shift changes nothing, as the chapter shows).")
+                       "(along dim, keepdims=True, not the whole array's) before exp (the "
+                       "shift changes nothing, as the chapter shows).")
     if not np.allclose(got, expected, rtol=0, atol=tol):
         raise Mismatch(f"log_softmax of {label} differs from minigrad's"
                        f"{_first_difference(got, expected, tol)}."
