@@ -121,7 +121,6 @@ class NoKeepdims(LogSoftmaxBackward0):
     (AlwaysTheLastDim, ["along dim=0 differs", "take the max and the sum along the dim"]),
     (WrongSign, ["sign of the second term"]),
     (ChangesItsInput, ["changed its input"]),
-    (CallsTheBuiltIn, ["never returned", "calls log_softmax"]),
     (NoKeepdims, ["raised ValueError", "keepdims=True"]),
     (lambda a, dim: a, ["a class that inherits from Op"]),
 ])
@@ -129,6 +128,218 @@ def test_a_wrong_op_fails_with_what_to_look_at(answer, words):
     text = message(answer)
     for word in words:
         assert word in text, text
+
+
+# ---------------------------------------------------------------- more wrong answers: what
+# students write from 07a and 07b's text (issue 24)
+
+from minigrad.creation import tensor as _make_tensor  # noqa: E402  (read by CallsItAnotherWay)
+from minigrad.nn import functional as F  # noqa: E402
+
+
+class EmptySubclass(OWN):
+    pass
+
+
+class WrapsFLogSoftmax(Op):
+    """A thin wrapper: minigrad's own log_softmax on a tensor made from the array."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        out = F.log_softmax(mg.tensor(a), dim).numpy()
+        self.save_for_backward(out)
+        return out
+
+    def backward(self, grad, out):
+        return grad - np.exp(out) * grad.sum(axis=self.dim, keepdims=True)
+
+
+class CallsOwnOpsForward(Op):
+    def forward(self, a, dim):
+        return OWN.forward(self, a, dim)
+
+    def backward(self, grad, out):
+        return OWN.backward(self, grad, out)
+
+
+class CallsItAnotherWay(LogSoftmaxBackward0):
+    """Through a tensor made by a function the refusal does not know: the plugged op calls
+    itself."""
+
+    def forward(self, a, dim):
+        return _make_tensor(a).log_softmax(dim).numpy()
+
+
+class Float64Forward(LogSoftmaxBackward0):
+    """Converts the logits "to be safe": a float32 input gives a float64 output."""
+
+    def forward(self, a, dim):
+        return super().forward(a.astype(float), dim)
+
+
+class Float64Backward(LogSoftmaxBackward0):
+    """Fills a new array made without a dtype: float64, hidden by the engine's cast."""
+
+    def backward(self, grad, out):
+        result = np.zeros(grad.shape)
+        result[...] = super().backward(grad, out)
+        return result
+
+
+class LogOfSoftmax(LogSoftmaxBackward0):
+    """A stable softmax, then its log: a probability that rounds to 0 gives -inf."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        e = np.exp(a - a.max(axis=dim, keepdims=True))
+        out = np.log(e / e.sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class SoftmaxBackward(LogSoftmaxBackward0):
+    """softmax's backward, p * (g - sum(g * p)), for log-softmax."""
+
+    def backward(self, grad, out):
+        p = np.exp(out)
+        return p * (grad - (grad * p).sum(axis=self.dim, keepdims=True))
+
+
+class GradMinusProbabilities(LogSoftmaxBackward0):
+    """Cross-entropy's gradient with a one-hot target (07a) taken for log-softmax's."""
+
+    def backward(self, grad, out):
+        return grad - np.exp(out)
+
+
+class SumsEverything(LogSoftmaxBackward0):
+    def backward(self, grad, out):
+        return grad - np.exp(out) * grad.sum()
+
+
+class ShiftOnlyOutside(LogSoftmaxBackward0):
+    """(z - m) - log(sum(exp(z))): the max subtracted in one place only."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        m = a.max(axis=dim, keepdims=True)
+        out = (a - m) - np.log(np.exp(a).sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class ReturnsProbabilities(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        return np.exp(super().forward(a, dim))
+
+
+class BackwardFromTheLogits(LogSoftmaxBackward0):
+    """Saves the logits and takes the softmax of them unshifted in backward."""
+
+    def forward(self, a, dim):
+        out = super().forward(a, dim)
+        self.save_for_backward(a)
+        return out
+
+    def backward(self, grad, a):
+        p = np.exp(a) / np.exp(a).sum(axis=self.dim, keepdims=True)
+        return grad - p * grad.sum(axis=self.dim, keepdims=True)
+
+
+class LastAxisBackward(LogSoftmaxBackward0):
+    """Sums along the last axis in backward, whatever dim forward received."""
+
+    def backward(self, grad, out):
+        return grad - np.exp(out) * grad.sum(axis=-1, keepdims=True)
+
+
+class KeepdimsOnlyInMax(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max(axis=dim, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim))
+        self.save_for_backward(out)
+        return out
+
+
+class MaxOfTheWholeArray(LogSoftmaxBackward0):
+    """a.max() without axis: one shift for every slice, too big for some of them."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max()
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class ForgetsToKeepDim(LogSoftmaxBackward0):
+    def forward(self, a, dim):
+        shifted = a - a.max(axis=dim, keepdims=True)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        self.save_for_backward(out)
+        return out
+
+
+class SavesTheShiftedLogits(LogSoftmaxBackward0):
+    """Saves z - m and takes its exp for the softmax: not normalized."""
+
+    def forward(self, a, dim):
+        self.dim = dim
+        shifted = a - a.max(axis=dim, keepdims=True)
+        self.save_for_backward(shifted)
+        return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+
+
+@pytest.mark.parametrize("answer, words", [
+    (OWN, ["minigrad's own LogSoftmaxBackward0", "not a piece you wrote"]),
+    (KeepdimsOnlyInMax, ["raised ValueError", "keepdims=True"]),
+    (MaxOfTheWholeArray, ["[500.0, 501.0]", "not finite", "not the whole array's"]),
+    (ForgetsToKeepDim, ["raised AttributeError", "set self.dim = dim in forward"]),
+    (SavesTheShiftedLogits, ["gradient differs", "shifted and normalized"]),
+    (EmptySubclass, ["subclass of minigrad's own LogSoftmaxBackward0"]),
+    (WrapsFLogSoftmax, ["uses minigrad's own", "log_softmax", "Write that part yourself"]),
+    (CallsOwnOpsForward, ["uses minigrad's own LogSoftmaxBackward0"]),
+    (CallsItAnotherWay, ["never returned", "calls log_softmax"]),
+    (Float64Forward, ["is float64, where minigrad's own gives float32",
+                      "float32 into float64"]),
+    (Float64Backward, ["what your backward returns", "is float64", "float32"]),
+    (LogOfSoftmax, ["-inf where minigrad's is finite", "log(softmax(z)) is not log_softmax(z)"]),
+    (SoftmaxBackward, ["backward of softmax", "not of log-softmax"]),
+    (GradMinusProbabilities, ["add up to 1", "scale with their sum along dim"]),
+    (SumsEverything, ["over the whole array", "sum along the dim forward received"]),
+    (ShiftOnlyOutside, ["off by each slice's max", "in both places"]),
+    (ReturnsProbabilities, ["These are the probabilities", "their log"]),
+    (BackwardFromTheLogits, ["[1000.0, -1000.0]", "is not finite", "overflows in backward"]),
+    (LastAxisBackward, ["along dim=0: the logits' gradient differs",
+                        "add up the arriving gradients of the whole slice along dim=0"]),
+])
+def test_a_typical_wrong_op_fails_with_what_to_look_at(answer, words):
+    text = message(answer)
+    for word in words:
+        assert word in text, text
+
+
+def test_minigrads_own_objects_are_listed_for_the_refusal():
+    own = teach.build._piece("log_softmax").own.values()
+    for obj in (OWN, F.log_softmax, mg.log_softmax, nn.LogSoftmax):
+        assert any(obj is value for value in own), obj
+
+
+def test_the_new_messages_do_not_give_the_backward_formula():
+    for answer in (SoftmaxBackward, GradMinusProbabilities, SumsEverything, LastAxisBackward,
+                   BackwardFromTheLogits):
+        text = message(answer)
+        assert "grad - " not in text and "softmax *" not in text and "p *" not in text, text
+
+
+def test_an_op_that_calls_minigrads_log_softmax_is_refused_or_told_it_calls_itself():
+    """x.log_softmax on a tensor made with mg.tensor: refused as minigrad's own (the refusal
+    reads mg.log_softmax among the names the code reads), or, where it is not recognised,
+    the plugged op calls itself and the check says so."""
+    text = message(CallsTheBuiltIn)
+    assert ("uses minigrad's own log_softmax" in text and "Write that part yourself" in text) \
+        or ("never returned" in text and "calls log_softmax" in text), text
 
 
 def test_messages_do_not_give_the_backward_formula():

@@ -10,6 +10,7 @@ The build exercise (``teach.check_piece("linear", Linear)``): the learner's own
 """
 
 import contextlib
+import inspect
 import math
 import warnings
 from unittest import mock
@@ -17,11 +18,12 @@ from unittest import mock
 import numpy as np
 
 from ... import creation, dtypes, nn
+from ...nn import functional as F
 from ...graph import no_grad
 from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Linear is now
 from ...random import manual_seed
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register
+from ..build import Mismatch, Piece, register, same_dtype
 from ..build import attempt as _attempt
 from ..checks import CheckResult, check
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
@@ -188,6 +190,12 @@ _SIZES = [(5, 2), (3, 8), (16, 4), (1, 1), (64, 10)]  # (in_features, out_featur
 _BATCHES = [(), (4,), (2, 3)]  # leading shapes of the inputs: one sample, a batch, a grid
 _SEEDS = [0, 1, 7]
 
+# PyTorch's signature, written down: nn.Linear(in_features, out_features, bias=True,
+# device=None, dtype=None) (tests compare it with the installed torch's).
+PYTORCH_LINEAR_SIGNATURE = "__init__(self, in_features, out_features, bias=True, device=None, dtype=None)"
+PYTORCH_LINEAR_ARGUMENTS = ("in_features", "out_features")
+PYTORCH_LINEAR_DEFAULTS = {"bias": True, "device": None, "dtype": None}
+
 
 @contextlib.contextmanager
 def _plug_linear(Linear):
@@ -198,9 +206,62 @@ def _plug_linear(Linear):
         yield
 
 
-def _build(Linear, n_in, n_out, bias=True):
-    args = f"{n_in}, {n_out}" + ("" if bias else ", bias=False")
-    return _attempt(f"Linear({args})", lambda: Linear(n_in, n_out, bias=bias))
+def _bool_hint(error):
+    if "ambiguous" in str(error):
+        return (" Hint: a tensor of several numbers is neither true nor false: test "
+                "'self.bias is not None', not 'if self.bias'.")
+    if "bias" in str(error) and isinstance(error, AttributeError):
+        return " Hint: with bias=False set self.bias = None, so that the attribute still exists."
+    if "before Module.__init__" in str(error) or "_parameters" in str(error):
+        return " Hint: call super().__init__() first in __init__."
+    return ""
+
+
+def _build(Linear, n_in, n_out, bias=True, **keywords):
+    args = f"{n_in}, {n_out}" + ("" if bias else ", bias=False") + "".join(
+        f", {k}={_show_dtype(v)}" for k, v in keywords.items())
+    return _attempt(f"Linear({args})", lambda: Linear(n_in, n_out, bias=bias, **keywords),
+                    _bool_hint)
+
+
+def _show_dtype(value):
+    """mg.float64, as a learner writes it in a call."""
+    return str(value).replace("minigrad.", "mg.") if value is not None else "None"
+
+
+def _dtype_name(value):
+    """float64, as build.same_dtype names a dtype."""
+    return str(value).replace("minigrad.", "")
+
+
+def _check_signature(Linear):
+    """``__init__`` takes nn.Linear's arguments, with PyTorch's defaults."""
+    try:
+        signature = inspect.signature(Linear)
+    except (TypeError, ValueError):
+        return
+    params = signature.parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return  # **kwargs: the calls below show what it does with them
+    positional = [name for name, p in params.items()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if tuple(positional[:2]) != PYTORCH_LINEAR_ARGUMENTS and not any(
+            p.kind is p.VAR_POSITIONAL for p in params.values()):
+        raise Mismatch(f"Linear{signature} does not take nn.Linear's arguments "
+                       f"{', '.join(PYTORCH_LINEAR_ARGUMENTS)} first: code calls "
+                       "nn.Linear(in_features=2, out_features=16) too. nn.Linear's is "
+                       f"{PYTORCH_LINEAR_SIGNATURE}.")
+    for name, default in PYTORCH_LINEAR_DEFAULTS.items():
+        if name not in params:
+            raise Mismatch(f"Linear{signature} has no keyword {name}: nn.Linear's is "
+                           f"{PYTORCH_LINEAR_SIGNATURE}, and code written for PyTorch passes "
+                           f"{name}=... .")
+        if params[name].default is not default:
+            got = ("no default" if params[name].default is inspect.Parameter.empty
+                   else f"the default {params[name].default!r}")
+            raise Mismatch(f"Linear's {name} has {got}; nn.Linear's is {name}={default!r} "
+                           f"({PYTORCH_LINEAR_SIGNATURE}): nn.Linear(5, 2) must build the "
+                           "same layer as PyTorch's.")
 
 
 def _first_difference(got, want, rtol, atol):
@@ -211,18 +272,39 @@ def _first_difference(got, want, rtol, atol):
     return f"{where}: expected {float(want[index]):.6g}, got {float(got[index]):.6g}"
 
 
-def _check_registered(layer, n_in, n_out, bias):
-    """Its parameters: names (in order), Parameters, shapes, float32; no bias if not asked."""
-    call = f"Linear({n_in}, {n_out}" + (")" if bias else ", bias=False)")
+def _not_registered(layer, call, names):
+    """A Mismatch when some of ``names`` are attributes of ``layer`` but no Parameters (plain
+    tensors that require grad, numpy arrays): the module does not register them."""
+    found = [(name, vars(layer)[name]) for name in names
+             if vars(layer).get(name) is not None and name not in layer._parameters]
+    if not found:
+        return None
+    if len(found) > 1:
+        what = f"{call}.{found[0][0]} and .{found[1][0]} are plain tensors"
+        if not all(isinstance(value, Tensor) for _, value in found):
+            what = f"{call}.{found[0][0]} and .{found[1][0]} are no Parameters"
+        return Mismatch(f"{what}, not nn.Parameters, so the module does not register them: "
+                        "parameters() does not list them, an optimizer would never update "
+                        "them and state_dict() would not save them (06a, section 3). Wrap "
+                        "each in nn.Parameter(...) when you assign it.")
+    name, value = found[0]
+    kind = "a plain tensor" if isinstance(value, Tensor) else f"a {type(value).__name__}"
+    return Mismatch(f"{call}.{name} is {kind}, not an nn.Parameter, so the module does not "
+                    f"register it: parameters() does not list it, an optimizer would never "
+                    f"update it and state_dict() would not save it (06a, section 3). Wrap it "
+                    "in nn.Parameter(...) when you assign it.")
+
+
+def _check_registered(layer, n_in, n_out, bias, dtype=None):
+    """Its parameters: names (in order), Parameters, shapes, dtype; no bias if not asked."""
+    call = f"Linear({n_in}, {n_out}" + ("" if bias else ", bias=False") + (
+        f", dtype={_show_dtype(dtype)})" if dtype is not None else ")")
     names = [name for name, _ in layer.named_parameters()]
     want = ["weight", "bias"] if bias else ["weight"]
+    unregistered = _not_registered(layer, call, [name for name in want if name not in names])
+    if unregistered:
+        raise unregistered
     if not names:
-        plain = [k for k, v in vars(layer).items() if isinstance(v, Tensor)]
-        if plain:
-            raise Mismatch(f"{call}.parameters() finds none of its tensors, yet it has the "
-                           f"tensor attribute(s) {', '.join(plain)}. A tensor assigned to "
-                           "self is registered only when it is an nn.Parameter (section 3): "
-                           "an optimizer would never update these ones.")
         raise Mismatch(f"{call} has no parameters. Assign them in __init__, after "
                        "super().__init__(): self.weight = nn.Parameter(...), and the bias.")
     if names != want:
@@ -240,18 +322,49 @@ def _check_registered(layer, n_in, n_out, bias):
     shapes = {"weight": ((n_out, n_in), "(out_features, in_features): one row per output, "
                          "and forward uses weight.T"),
               "bias": ((n_out,), "(out_features,)")}
+    wanted_dtype = dtype or dtypes.float32
     for name in want:
         shape, (wanted, meaning) = tuple(params[name].shape), shapes[name]
         if shape != wanted:
             raise Mismatch(f"{call}.{name} has shape {shape}; nn.Linear's is {wanted}, "
                            f"{meaning}.")
-        if params[name].dtype != dtypes.float32:
-            raise Mismatch(f"{call}.{name} is {params[name].dtype}; nn.Linear's parameters "
-                           "are float32, the default dtype (make them with minigrad's "
-                           "functions, not from float64 numpy arrays).")
+        if params[name].dtype != wanted_dtype:
+            if dtype is None:
+                raise Mismatch(f"{call}.{name} is {_dtype_name(params[name].dtype)}; "
+                               "nn.Linear's parameters are float32, the default dtype (make "
+                               "them with minigrad's functions, not from float64 numpy "
+                               "arrays or Python floats).")
+            raise Mismatch(f"{call}.{name} is {_dtype_name(params[name].dtype)}: with "
+                           f"dtype={_show_dtype(dtype)} nn.Linear makes its parameters of "
+                           "that dtype. Pass dtype on to the tensors you create (None means "
+                           "the default, float32).")
     if not bias and getattr(layer, "bias", "missing") is not None:
         raise Mismatch(f"{call}.bias should be None, as in nn.Linear (code such as "
                        "'if layer.bias is not None' relies on it): set self.bias = None.")
+
+
+def _check_defaults(Linear):
+    """nn.Linear's defaults: a bias without asking, keywords in_features, out_features,
+    device and dtype; dtype=float64 gives float64 parameters and outputs."""
+    _check_signature(Linear)
+    layer = _attempt("Linear(3, 2)", lambda: Linear(3, 2), _bool_hint)
+    if getattr(layer, "bias", None) is None and not any(
+            name == "bias" for name, _ in layer.named_parameters()):
+        unregistered = _not_registered(layer, "Linear(3, 2)", ["bias"])
+        if unregistered:
+            raise unregistered
+        raise Mismatch("Linear(3, 2) has no bias: nn.Linear has one unless you pass "
+                       "bias=False (the default is bias=True).")
+    _attempt("Linear(in_features=3, out_features=2, bias=True, device=None, dtype=None)",
+             lambda: Linear(in_features=3, out_features=2, bias=True, device=None, dtype=None),
+             _bool_hint)
+    for bias in (True, False):
+        layer = _build(Linear, 3, 2, bias, dtype=dtypes.float64)
+        _check_registered(layer, 3, 2, bias, dtype=dtypes.float64)
+        x = creation.randn(4, 3, dtype=dtypes.float64)
+        out = _attempt(f"Linear(3, 2, dtype=mg.float64) on a float64 input", lambda: layer(x))
+        if isinstance(out, Tensor):
+            same_dtype("Linear(3, 2, dtype=mg.float64)'s output on a float64 input", out, x)
 
 
 def _inputs(rng, lead, n_in):
@@ -269,9 +382,19 @@ def _compare(what, got, want, rtol=1e-5, atol=1e-6):
     return None
 
 
+def _forward_hint(error):
+    text = str(error)
+    if "ambiguous" in text:
+        return _bool_hint(error)
+    if "matmul" in text or "shapes" in text or "mismatch" in text or "size" in text:
+        return (" Hint: forward must work for any leading dimensions: the input's last dimension "
+                "is in_features (matmul with the weight's transpose).")
+    return ""
+
+
 def _check_forward(Linear, rng, n_in, n_out, bias):
     """Same weights as minigrad's Linear (copied in), inputs of every leading shape: the same
-    outputs, and the same gradients for the weight, the bias and the input."""
+    outputs, and the same gradients for the weight, the bias and the input, all float32."""
     own = _OwnLinear(n_in, n_out, bias=bias)
     layer = _build(Linear, n_in, n_out, bias)
     params = dict(layer.named_parameters())
@@ -283,7 +406,7 @@ def _check_forward(Linear, rng, n_in, n_out, bias):
         x = _inputs(rng, lead, n_in)
         x_own = x.detach().clone().requires_grad_()
         shape = tuple(x.shape)
-        out = _attempt(f"{call} on an input of shape {shape}", lambda: layer(x))
+        out = _attempt(f"{call} on an input of shape {shape}", lambda: layer(x), _forward_hint)
         want = own(x_own)
         if not isinstance(out, Tensor):
             raise Mismatch(f"{call} on an input of shape {shape} returned "
@@ -292,6 +415,7 @@ def _check_forward(Linear, rng, n_in, n_out, bias):
             raise Mismatch(f"{call} on an input of shape {shape} gives shape "
                            f"{tuple(out.shape)}; expected {tuple(want.shape)} (the leading "
                            "dimensions stay, the last becomes out_features).")
+        same_dtype(f"{call}'s output on a float32 input of shape {shape}", out, want)
         difference = _compare("the output", out.detach().numpy(), want.detach().numpy())
         if difference:
             hint = ""
@@ -314,12 +438,53 @@ def _check_forward(Linear, rng, n_in, n_out, bias):
             if got is None:
                 raise Mismatch(f"{call} on an input of shape {shape}: {what} is None after "
                                "backward(). Every parameter must take part in forward.")
+            same_dtype(f"{call} on a float32 input of shape {shape}: {what}", got, expected)
             difference = _compare(what, got.numpy(), expected.numpy(), atol=1e-5)
             if difference:
                 raise Mismatch(f"{call} on an input of shape {shape}: {what} differs from "
                                f"nn.Linear's{difference}.")
         for p in list(params.values()) + list(own.parameters()):
             p.grad = None
+
+
+def _draws(n_in, n_out, seed, bound, order=("weight", "bias")):
+    """What uniform draws in ±bound give after ``manual_seed(seed)``, in ``order``."""
+    manual_seed(seed)
+    shapes = {"weight": (n_out, n_in), "bias": (n_out,)}
+    return {name: creation.empty(*shapes[name]).uniform_(-bound, bound).numpy()
+            for name in order}
+
+
+def _init_hint(name, got, n_in, n_out, seed):
+    """What a wrong first draw most likely does, from the numbers it gave."""
+    bound = 1 / math.sqrt(n_in)
+
+    def close(candidate):
+        return candidate.shape == got.shape and np.allclose(got, candidate, rtol=0, atol=1e-6)
+    if got.size > 1 and not got.any():
+        return (f" It is all zeros: nn.Linear draws its {name} too, uniform in "
+                "±1/sqrt(in_features).")
+    if got.size > 1 and (got >= 0).all():
+        return " Every value is ≥ 0: draw between -bound and +bound, not from 0."
+    if n_out != n_in and close(_draws(n_in, n_out, seed, 1 / math.sqrt(n_out))[name]):
+        return (" The bound is 1/sqrt(out_features): nn.Linear's is 1/sqrt(in_features), "
+                "the number of inputs each output adds up (section 5).")
+    if name == "weight" and n_in > 1 and n_out > 1:
+        manual_seed(seed)
+        drawn = creation.empty(n_in, n_out).uniform_(-bound, bound).numpy().T
+        if close(drawn):
+            return (" Your layer draws the weight as (in_features, out_features) and "
+                    "transposes it: nn.Linear draws it in its own shape, (out_features, "
+                    "in_features), the weight first, then the bias.")
+    if name == "bias" or n_out > 1:
+        flipped = _draws(n_in, n_out, seed, bound, order=("bias", "weight"))
+        if close(flipped[name]):
+            return (" Your layer draws the bias before the weight: nn.Linear draws the weight "
+                    "first, then the bias, and a seed gives the same numbers only in that "
+                    "order.")
+    return (" Draw both uniform in ±1/sqrt(in_features) from minigrad's generator (mg.rand, "
+            "or a tensor's uniform_), the weight first, then the bias, so that a seed gives "
+            "the same layer as nn.Linear.")
 
 
 def _check_init(Linear, n_in, n_out, seed):
@@ -332,17 +497,20 @@ def _check_init(Linear, n_in, n_out, seed):
     params = dict(layer.named_parameters())
     for name, p in own.named_parameters():
         got = params[name].detach().numpy()
-        if np.abs(got).max(initial=0) > bound * (1 + 1e-6):
+        top = np.abs(got).max(initial=0)
+        if top > bound * (1 + 1e-6):
+            hint = ""
+            if n_out < n_in and top <= (1 + 1e-6) / math.sqrt(n_out):
+                hint = (" The bound is 1/sqrt(out_features) there: nn.Linear's is "
+                        "1/sqrt(in_features), the number of inputs each output adds up.")
             raise Mismatch(f"after mg.manual_seed({seed}), Linear({n_in}, {n_out}).{name} "
                            f"goes from {got.min():.4f} to {got.max():.4f}, beyond "
-                           f"±1/sqrt(in_features) = ±{bound:.4f} (section 5).")
+                           f"±1/sqrt(in_features) = ±{bound:.4f} (section 5).{hint}")
         difference = _compare(name, got, p.detach().numpy(), rtol=0, atol=1e-6)
         if difference:
             raise Mismatch(f"after mg.manual_seed({seed}), Linear({n_in}, {n_out}).{name} is "
-                           f"not what nn.Linear draws{difference}. Draw both uniform in "
-                           "±1/sqrt(in_features) from minigrad's generator (mg.rand, or a "
-                           "tensor's uniform_), the weight first, then the bias, so that a "
-                           "seed gives the same layer as nn.Linear.")
+                           f"not what nn.Linear draws{difference}."
+                           f"{_init_hint(name, got, n_in, n_out, seed)}")
 
 
 def _check_plugged(Linear):
@@ -367,6 +535,7 @@ def _check_plugged(Linear):
     if names != want:
         raise Mismatch(f"section 6's MLP with your Linear has the parameters {names}; "
                        f"expected {want}.")
+    same_dtype("section 6's MLP with your Linear: the loss", loss, own_loss)
     difference = _compare("the loss", loss.item(), own_loss.item())
     if difference:
         raise Mismatch(f"section 6's MLP with your Linear, after mg.manual_seed(0), gives "
@@ -376,7 +545,8 @@ def _check_plugged(Linear):
 @_leaves_rng_alone
 def _linear_battery(Linear):
     """Registration, shapes, forward and gradients (against minigrad's Linear with the same
-    weights), bias=False, the initial values after a seed, and a model built with it."""
+    weights), bias=False, PyTorch's defaults and dtype keyword, the initial values after a
+    seed, and a model built with it."""
     if not (isinstance(Linear, type) and issubclass(Linear, nn.Module)):
         raise Mismatch(f"expected a class that inherits from nn.Module (class "
                        f"Linear(nn.Module): ...), got {type(Linear).__name__}.")
@@ -393,12 +563,15 @@ def _linear_battery(Linear):
         for seed in _SEEDS:
             for n_in, n_out in _SIZES:
                 _check_init(Linear, n_in, n_out, seed)
+        _check_defaults(Linear)
         _check_plugged(Linear)
-    return (f"{len(_SIZES)} sizes with and without bias (names, shapes, outputs and "
-            f"gradients for inputs of shape (in,), (4, in) and (2, 3, in)), the first "
-            f"values after {len(_SEEDS)} seeds, and section 6's MLP")
+    return (f"{len(_SIZES)} sizes with and without bias (names, shapes, float32 outputs and "
+            f"gradients for inputs of shape (in,), (4, in) and (2, 3, in)), PyTorch's "
+            f"defaults and dtype=mg.float64, the first values after {len(_SEEDS)} seeds, "
+            "and section 6's MLP")
 
 
 register(Piece(name="linear", chapter="06", defines="Linear",
                summary="nn.Linear: a module with a weight and a bias Parameter",
-               plug=_plug_linear, battery=_linear_battery))
+               plug=_plug_linear, battery=_linear_battery,
+               own={"nn.Linear": _OwnLinear, "F.linear": F.linear}))

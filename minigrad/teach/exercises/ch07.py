@@ -18,12 +18,12 @@ from unittest import mock
 
 import numpy as np
 
-from ... import creation, nn
+from ... import creation, functions, nn
 from ...nn import functional as F
 from ...ops import softmax as softmax_ops
 from ...ops.op import Op
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, attempt, register
+from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import MISSING, check
 from ..checks import all_parts as _together
 
@@ -170,10 +170,12 @@ def _attempt(what, function):
 def _hint(error):
     """What to fix for the two errors a log-softmax op typically raises."""
     if isinstance(error, RecursionError):
-        return (" It never returned: your op calls log_softmax (or cross_entropy), which is "
+        return (" Hint: it never returned: your op calls log_softmax (or cross_entropy), which is "
                 "now your op itself. Compute it with numpy on the arrays forward receives.")
+    if isinstance(error, AttributeError) and "'dim'" in str(error):
+        return (" Hint: backward gets only what forward kept: set self.dim = dim in forward.")
     if "broadcast" in str(error):
-        return (" Reduce with keepdims=True, so that the max and the sum broadcast against "
+        return (" Hint: reduce with keepdims=True, so that the max and the sum broadcast against "
                 "the logits.")
     return ""
 
@@ -207,6 +209,16 @@ def _first_difference(got, want, tol):
 
 def _forward_hint(got, values, dim, tol):
     """What a wrong forward most likely does, from the numbers it gave."""
+    z = values.astype(float)
+    top = z.max(axis=dim, keepdims=True)
+    right = z - top - np.log(np.exp(z - top).sum(axis=dim, keepdims=True))
+    if np.allclose(got, np.exp(right), rtol=0, atol=tol):
+        return (" These are the probabilities (softmax): forward returns their log, the "
+                "log-probabilities.")
+    if np.allclose(got, right - top, rtol=0, atol=tol) or \
+            np.allclose(got, right + top, rtol=0, atol=tol):
+        return (" Your values are off by each slice's max m: the stable formula subtracts m "
+                "in both places, from z_c and inside the exp of the sum (section 7).")
     for other in range(values.ndim):
         if other != dim:
             along = values.astype(float) - np.log(np.exp(
@@ -226,9 +238,19 @@ def _backward_hint(got, upstream, softmax, dim):
         return (" It is the gradient that arrived, unchanged: each log-probability depends "
                 "on every logit of its slice (through the log of the sum), so a second term "
                 "is missing. Differentiate log p_c = z_c - log sum_j exp(z_j) by z_k.")
+    if close(softmax * (upstream - (upstream * softmax).sum(axis=dim, keepdims=True))):
+        return (" This is the backward of softmax (whose output is p), not of log-softmax "
+                "(whose output is log p): differentiate log p_c = z_c - log sum_j exp(z_j) "
+                "by z_k; the factor p_c of softmax's derivative is not there.")
+    if close(upstream - softmax):
+        return (" It is right only when the arriving gradients of a slice add up to 1: the "
+                "second term must scale with their sum along dim (keepdims=True).")
+    if got.ndim > 1 and close(upstream - softmax * upstream.sum()):
+        return (" Your backward sums the arriving gradient over the whole array: sum along "
+                "the dim forward received only (keepdims=True).")
     if close(upstream - softmax * upstream):
         return (" The second term must add up the arriving gradients of the whole slice "
-                "along dim (keepdims=True), not use each element's own.")
+                f"along dim={dim} (keepdims=True), not use each element's own.")
     for other in range(got.ndim):
         if other != dim and got.shape[other] > 1:
             if close(upstream - softmax * upstream.sum(axis=other, keepdims=True)):
@@ -261,15 +283,20 @@ def _compare_case(op_class, values, dim, rng, chapter=False):
         raise Mismatch(f"log_softmax of {label} has shape {got.shape}; expected "
                        f"{expected.shape}. Reduce with keepdims=True so that the max and the "
                        "sum broadcast against the logits.")
-    if got.dtype != expected.dtype:
-        raise Mismatch(f"log_softmax of {label} is {got.dtype}; expected {expected.dtype}, "
-                       "the logits' own dtype.")
+    same_dtype(f"log_softmax of {label}", got, expected)
     tol = _tolerance(values, values.dtype)
+    if np.isneginf(got).any() and not np.isnan(got).any() and not np.isposinf(got).any():
+        raise Mismatch(f"log_softmax of {label} gives {np.round(got.astype(float), 4).tolist()}: -inf "
+                       "where minigrad's is finite. That is the log of a probability that "
+                       "rounded to 0 (section 7: log(softmax(z)) is not log_softmax(z)): "
+                       "compute the log-probabilities from the shifted logits directly, "
+                       "without forming the probabilities first.")
     if not np.isfinite(got).all():
-        raise Mismatch(f"log_softmax of {label} gives {np.round(got, 4).tolist()}: not "
+        raise Mismatch(f"log_softmax of {label} gives {np.round(got.astype(float), 4).tolist()}: not "
                        "finite. exp of a large logit overflows (exp(1000) is inf) and the log "
                        "of a probability rounded to 0 is -inf: subtract each slice's max "
-                       "before exp (the shift changes nothing, as the chapter shows).")
+                       "(along dim, keepdims=True, not the whole array's) before exp (the "
+                       "shift changes nothing, as the chapter shows).")
     if not np.allclose(got, expected, rtol=0, atol=tol):
         raise Mismatch(f"log_softmax of {label} differs from minigrad's"
                        f"{_first_difference(got, expected, tol)}."
@@ -284,10 +311,30 @@ def _compare_case(op_class, values, dim, rng, chapter=False):
     got, expected = x.grad.numpy(), x_own.grad.numpy()
     sums = np.abs(upstream).sum(axis=dim, keepdims=True).max(initial=0)
     tol = _tolerance(values, values.dtype) * (1 + float(sums))
-    if not np.isfinite(got).all() or not np.allclose(got, expected, rtol=0, atol=tol):
+    if not np.isfinite(got).all():
+        raise Mismatch(f"backward through log_softmax of {label}: the logits' gradient "
+                       f"is not finite ({np.round(got.astype(float), 4).tolist()}). exp of a large logit "
+                       "overflows in backward too: compute the softmax from what forward "
+                       "saved, the log-probabilities (their exp is at most 1).")
+    if not np.allclose(got, expected, rtol=0, atol=tol):
         raise Mismatch(f"backward through log_softmax of {label}: the logits' gradient "
                        f"differs from minigrad's{_first_difference(got, expected, tol)}."
                        f"{_backward_hint(got, upstream, _softmax(values, dim), dim)}")
+    _check_backward_dtype(op_class, values, dim, upstream, label)
+
+
+def _check_backward_dtype(op_class, values, dim, upstream, label):
+    """What the learner's backward itself returns has the logits' dtype (the engine would
+    cast it back and hide a float64 slip)."""
+    x = creation.tensor(values.copy(), requires_grad=True)
+    with _plug_log_softmax(op_class):
+        node = x.log_softmax(dim).grad_fn
+    saved = tuple(getattr(node, "saved", None) or ())
+    returned = _attempt(f"backward of your op for {label}",
+                        lambda: node.backward(upstream.copy(), *saved))
+    if isinstance(returned, (tuple, list)) and returned:
+        returned = returned[0]
+    same_dtype(f"what your backward returns for {label}", returned, upstream)
 
 
 def _random_logits(rng):
@@ -328,6 +375,7 @@ def _check_cross_entropy(op_class, rng):
             _attempt(f"backward of {label}", loss.backward)
             results.append((loss, x))
         (own_loss, own_x), (loss, x) = results
+        same_dtype(f"{label}: the loss", loss, own_loss)
         tol = _tolerance(logits, np.float32)
         if not np.isclose(loss.item(), own_loss.item(), rtol=1e-5, atol=tol):
             raise Mismatch(f"{label}: the loss is {loss.item():.6g} with your op, "
@@ -358,4 +406,7 @@ def _log_softmax_battery(op_class):
 
 register(Piece(name="log_softmax", chapter="07", defines="LogSoftmaxBackward0",
                summary="log-softmax's op: stable forward, and its backward",
-               plug=_plug_log_softmax, battery=_log_softmax_battery))
+               plug=_plug_log_softmax, battery=_log_softmax_battery,
+               own={"LogSoftmaxBackward0 (minigrad.ops.softmax)": _OWN_OP,
+                    "F.log_softmax": F.log_softmax, "log_softmax (mg.log_softmax, x.log_softmax)": functions.log_softmax,
+                    "nn.LogSoftmax": nn.LogSoftmax}))
