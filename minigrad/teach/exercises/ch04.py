@@ -18,7 +18,7 @@ from ...creation import tensor
 from ...dtypes import float32, float64
 from ...tensor import Tensor
 from ...graph import AccumulateGrad
-from ..build import Mismatch, Piece, register, same_dtype
+from ..build import Mismatch, Piece, borrowed, register, same_dtype
 from ..build import show as _show
 from ..build import where as _where
 from ..checks import MISSING, CheckResult, check, keeps_random_state
@@ -445,9 +445,19 @@ def _random_sequence(rng):
     return program, values, steps, dtype
 
 
+# The node that calls minigrad's own piece: handing it in (a subclass, or code that calls it)
+# is refused too. Not in the piece's ``own``: 04a lists its code (it only passes the gradient
+# on to ``Tensor.accumulate_grad``), and ``own`` is what the student copy must not show.
+_NODE = Piece(name="accumulate", chapter="04", defines="accumulate", summary="", plug=None,
+              battery=None, own={"AccumulateGrad": AccumulateGrad})
+
+
 @keeps_random_state
 def _accumulate_battery(accumulate, n_random=150):
     """The chapter's sequences, the copies called directly, then random sequences."""
+    refused = borrowed(_NODE, accumulate)
+    if refused:
+        raise Mismatch(refused)
     for program, x, steps, same_graph in _CHAPTER_SEQUENCES:
         names = _PROGRAMS[program][1]
         values = {name: [v + i for v in x] for i, name in enumerate(names)}
@@ -466,5 +476,4 @@ def _accumulate_battery(accumulate, n_random=150):
 register(Piece(name="accumulate", chapter="04", defines="accumulate",
                summary="AccumulateGrad's +=: the first gradient copied, later ones added",
                plug=_plug_accumulate, battery=_accumulate_battery,
-               own={"Tensor.accumulate_grad": _OWN_ACCUMULATE_GRAD,
-                    "AccumulateGrad": AccumulateGrad}))
+               own={"Tensor.accumulate_grad": _OWN_ACCUMULATE_GRAD}))
