@@ -10,6 +10,7 @@ The build exercise (``minigrad.teach.build``): ``accumulate(tensor, grad)``, wha
 """
 
 import contextlib
+import traceback
 
 import numpy as np
 
@@ -201,7 +202,7 @@ def _accumulate_grad_with(accumulate):
         if isinstance(grad, Tensor):
             return own(self, grad, owned)
         if inside:
-            raise Mismatch(_HINTS["own"])
+            raise Mismatch(_HINTS["own"] + _calling_line() + ".")
         dtype = self._data.dtype
         if type(grad) is not np.ndarray or grad.dtype != dtype:
             grad = np.asarray(grad, dtype=dtype)
@@ -213,6 +214,16 @@ def _accumulate_grad_with(accumulate):
         finally:
             inside.pop()
     return accumulate_grad
+
+
+def _calling_line():
+    """' (line 5 of your cell: tensor.accumulate_grad(grad))': the notebook line that called
+    the plug from inside the learner's accumulate (as ``build.where`` shows an error's)."""
+    frames = [f for f in traceback.extract_stack()[:-2]
+              if f.filename.startswith("<") or "ipykernel" in f.filename]
+    if not frames or not frames[-1].line:
+        return ""
+    return f" (line {frames[-1].lineno} of your cell: {frames[-1].line})"
 
 
 def _plug_accumulate(accumulate):
@@ -261,7 +272,7 @@ _HINTS = {
     "own": "your accumulate calls minigrad's own Tensor.accumulate_grad (tensor."
            "accumulate_grad(...), or AccumulateGrad, which calls it), the very piece you are "
            "asked to write, so the check would compare minigrad with itself. Write the "
-           "first-gradient and the later-gradient cases yourself.",
+           "first-gradient and the later-gradient cases yourself",
     "requires_grad": " .grad is plain numbers: it does not require grad itself (in PyTorch "
                      "x.grad.requires_grad is False after an ordinary backward()). Make it "
                      "from the gradient array alone, without requires_grad=True.",
