@@ -349,3 +349,19 @@ def test_the_check_leaves_the_random_state_alone(accumulated_step):
     mg.manual_seed(5)
     teach.check_piece("accumulated_step", accumulated_step)
     assert mg.equal(mg.rand(3), want)
+
+
+def test_losses_added_up_give_the_right_numbers_and_are_still_refused():
+    """The one-graph step lands where the big batch's step does (so a comparison of the
+    numbers alone would pass it); the check refuses it for the memory it keeps."""
+    mg.manual_seed(2)
+    x, y = mg.randn(10, 3, dtype=mg.float64), mg.randn(10, 1, dtype=mg.float64)
+    landed = []
+    for step in (one_graph, solution("09", "accumulated_step")):
+        mg.manual_seed(3)
+        model = nn.Linear(3, 1).double()
+        step(model, optim.SGD(model.parameters(), lr=0.1), nn.MSELoss(), x, y, 4)
+        landed.append(model.weight.detach().numpy())
+    assert np.allclose(*landed, rtol=1e-12, atol=1e-14)
+    result = teach.check_piece("accumulated_step", one_graph)
+    assert not result and "alive at once" in result.message
