@@ -256,7 +256,7 @@ def test_the_courses_own_step_is_refused(own, words):
                         "size up"]),
     (one_row_too_many, ["saw 5 rows", "more than ceil(12 / 3) = 4", "memory"]),
     (times_its_rows, ["multiplied by its number of rows", "12 times the batch's mean"]),
-    (float64_shares, ["gradient that reached the model's output is float64", "float32",
+    (float64_shares, ["a loss you called backward() on is float64", "float32",
                       "float64 constant"]),
     (42, ["expected a function"]),
 ])

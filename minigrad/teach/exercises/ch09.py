@@ -8,6 +8,7 @@ real model, optimizer and DataLoader) and returns a ``CheckResult`` that prints 
 a hint; none of them raises, and none changes the default random stream.
 """
 
+import contextlib
 import functools
 import math
 import sys
@@ -460,6 +461,20 @@ def _order_problem(events):
     return None
 
 
+@contextlib.contextmanager
+def _watching_backward():
+    """Inside the block, every ``Tensor.backward()`` call notes the tensor it was called on
+    (the list the block gets): a float64 loss in a float32 step is seen there."""
+    from unittest import mock
+    own, called = Tensor.backward, []
+
+    def backward(self, *args, **kwargs):
+        called.append(self)
+        return own(self, *args, **kwargs)
+    with mock.patch.object(Tensor, "backward", backward):
+        yield called
+
+
 def _one_call(function, model, optimizer, batch, steps):
     """Call the learner's step once; raise Mismatch on what it did to the forward passes
     (which rows, how many at a time, in which order with the backward passes) and to
@@ -470,7 +485,11 @@ def _one_call(function, model, optimizer, batch, steps):
     where = f"accumulated_step(..., a batch of {n}, accumulation_steps={steps})"
     model.forget()
     optimizer.steps = 0
-    function(model, optimizer, nn.MSELoss(), inputs, targets, steps)
+    with _watching_backward() as losses:
+        function(model, optimizer, nn.MSELoss(), inputs, targets, steps)
+    for loss in losses:
+        same_dtype(f"{where}: a loss you called backward() on", loss,
+                   zeros(1, dtype=inputs.dtype))
     seen = model.seen
     if not seen:
         raise Mismatch(f"{where}: the model never ran. Hint: each micro-batch needs a "
