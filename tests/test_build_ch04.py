@@ -37,6 +37,108 @@ def forgets(tensor, grad):
     """Never stores anything."""
 
 
+def as_tensor_alias(tensor, grad):
+    """mg.as_tensor keeps the engine's array, as from_numpy does."""
+    if tensor.grad is None:
+        tensor.grad = mg.as_tensor(grad)
+    else:
+        tensor.grad += grad
+
+
+def truthy_test(tensor, grad):
+    """'No gradient yet' tested by truth: after zero_() a fresh tensor replaces .grad."""
+    if not tensor.grad:
+        tensor.grad = mg.tensor(grad)
+    else:
+        tensor.grad += grad
+
+
+def from_a_list(tensor, grad):
+    """mg.tensor(grad.tolist()): float32, the default dtype, for a float64 leaf."""
+    if tensor.grad is None:
+        tensor.grad = mg.tensor(grad.tolist())
+    else:
+        tensor.grad += grad
+
+
+def numpy_zeros_first(tensor, grad):
+    """Starts .grad from np.zeros(shape): float64 for a float32 leaf."""
+    if tensor.grad is None:
+        tensor.grad = mg.tensor(np.zeros(tensor.shape))
+    tensor.grad += grad
+
+
+def minigrad_zeros_first(tensor, grad):
+    """Starts .grad from mg.zeros(shape): float32 for a float64 leaf."""
+    if tensor.grad is None:
+        tensor.grad = mg.zeros(tensor.shape)
+    tensor.grad += grad
+
+
+def behind_the_setter(tensor, grad):
+    """Writes ._grad, past the setter's dtype test: float64 zeros for a float32 leaf."""
+    if tensor.grad is None:
+        tensor._grad = mg.tensor(np.zeros(tensor.shape))
+    tensor._grad += grad
+
+
+def requires_grad_too(tensor, grad):
+    """A .grad that requires grad itself."""
+    if tensor.grad is None:
+        tensor.grad = mg.tensor(grad, requires_grad=True)
+    else:
+        tensor.grad += grad
+
+
+def the_raw_array(tensor, grad):
+    """The numpy array itself as .grad."""
+    if tensor.grad is None:
+        tensor.grad = grad
+    else:
+        tensor.grad += grad
+
+
+def sum_not_stored(tensor, grad):
+    """Adds into a local name: .grad keeps the first gradient."""
+    if tensor.grad is None:
+        tensor.grad = mg.tensor(grad)
+    else:
+        total = tensor.grad
+        total = total + mg.tensor(grad)
+
+
+def copies_into(tensor, grad):
+    """copy_ writes the new gradient over the old one: the same tensor, no sum."""
+    if tensor.grad is None:
+        tensor.grad = mg.tensor(grad)
+    else:
+        tensor.grad.copy_(mg.tensor(grad))
+
+
+def calls_the_method(tensor, grad):
+    """A thin wrapper: minigrad's own, through the tensor."""
+    tensor.accumulate_grad(grad)
+
+
+def calls_the_class_attribute(tensor, grad):
+    mg.Tensor.accumulate_grad(tensor, grad)
+
+
+OWN = mg.Tensor.accumulate_grad
+
+
+def calls_a_name_for_it(tensor, grad):
+    OWN(tensor, grad)
+
+
+def calls_the_node(tensor, grad):
+    mg.graph.AccumulateGrad(tensor).apply(grad)
+
+
+class EmptySubclass(mg.graph.AccumulateGrad):
+    pass
+
+
 def chapter_example():
     """The chapter's 12, then 24: x.grad after each of two backward() calls."""
     x = mg.tensor([2.0], requires_grad=True)
@@ -58,12 +160,51 @@ def test_the_notebooks_solution_passes():
     (new_tensor, ["new tensor", "old = x.grad", "in place"]),
     (no_copy, ["same memory", "same array", "x + y"]),
     (forgets, ["x.grad is None", "must become .grad"]),
+    (as_tensor_alias, ["same memory", "same array", "x + y"]),
+    (truthy_test, ["new tensor", "zero_()", "not None", "test for zero or for truth"]),
+    (from_a_list, ["another dtype than its leaf", "float32 to a tensor of dtype float64",
+                   "grad.tolist()", "default dtype"]),
+    (numpy_zeros_first, ["another dtype than its leaf", "float64 to a tensor of dtype float32",
+                         "np.zeros(shape)", "float64 constant"]),
+    (minigrad_zeros_first, ["another dtype than its leaf", "mg.zeros(shape)"]),
+    (behind_the_setter, ["x.grad is float64", "gives float32", "float64 constant"]),
+    (requires_grad_too, ["requires grad", "requires_grad=True", "x.grad.requires_grad is False"]),
+    (the_raw_array, ["not a tensor", "numpy array", "a leaf's .grad is a Tensor"]),
+    (sum_not_stored, ["x.grad is [12.0]; expected [24.0]", "add up"]),
+    (copies_into, ["x.grad is [12.0]; expected [24.0]", "replaced"]),
 ])
 def test_a_wrong_accumulate_fails_and_says_why(wrong, words):
     result = teach.check_piece("accumulate", wrong)
     assert not result
     for word in words:
         assert word in result.message, result.message
+
+
+@pytest.mark.parametrize("own, words", [
+    (mg.Tensor.accumulate_grad, ["this is minigrad's own Tensor.accumulate_grad"]),
+    (calls_a_name_for_it, ["uses minigrad's own Tensor.accumulate_grad"]),
+    (calls_the_node, ["uses minigrad's own AccumulateGrad"]),
+    (EmptySubclass, ["subclass of minigrad's own AccumulateGrad"]),
+    (calls_the_method, ["calls minigrad's own Tensor.accumulate_grad"]),
+    (calls_the_class_attribute, ["calls minigrad's own Tensor.accumulate_grad"]),
+])
+def test_minigrads_own_piece_is_refused(own, words):
+    """minigrad's own accumulate_grad, a subclass of its AccumulateGrad, and thin wrappers
+    (found in the code, or caught calling it while plugged in) are not the learner's."""
+    result = teach.check_piece("accumulate", own)
+    assert not result
+    for word in words + ["minigrad's own"]:
+        assert word in result.message, result.message
+    assert "minigrad with itself" in result.message or "not yours" in result.message
+    assert mg.Tensor.accumulate_grad is OWN
+
+
+def test_float32_leaves_keep_float32_gradients():
+    """The chapter's sequences run in float32: the piece's .grad keeps the leaf's dtype."""
+    with teach.use(accumulate=solution("04", "accumulate")):
+        x = mg.tensor([2.0], requires_grad=True)
+        (x * x * 3).backward()
+    assert x.grad.dtype == mg.float32 and not x.grad.requires_grad
 
 
 def test_the_direct_calls_catch_a_missing_copy_too():

@@ -9,6 +9,8 @@ The build exercise (``minigrad.teach.build``): ``accumulate(tensor, grad)``, wha
 ``Tensor.accumulate_grad``.
 """
 
+import contextlib
+import traceback
 
 import numpy as np
 
@@ -16,8 +18,10 @@ from ... import creation
 from ...creation import tensor
 from ...dtypes import float32, float64
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register
+from ...graph import AccumulateGrad
+from ..build import Mismatch, Piece, borrowed, register, same_dtype
 from ..build import show as _show
+from ..build import where as _where
 from ..checks import MISSING, CheckResult, check, keeps_random_state
 from ..checks import as_floats as _floats
 from ..checks import all_parts as _together, one_number as _one_number
@@ -181,23 +185,45 @@ def check_clip_hook(arrived, w_grad):
 
 # ---------------------------------------------------------------- build: AccumulateGrad's +=
 
+_OWN_ACCUMULATE_GRAD = Tensor.accumulate_grad   # minigrad's own piece, refused as an answer
+
+
 def _accumulate_grad_with(accumulate):
     """``Tensor.accumulate_grad`` (what a leaf's ``AccumulateGrad`` calls, and the engine for a
     non-leaf that retains its gradient) with the learner's ``accumulate(tensor, grad)`` inside.
     ``grad`` is handed over as an array of the tensor's shape and dtype; a Tensor gradient
-    (``backward(create_graph=True)``, chapter 11) goes to minigrad's own."""
-    own = Tensor.accumulate_grad
+    (``backward(create_graph=True)``, chapter 11) goes to minigrad's own. An ``accumulate``
+    that calls ``tensor.accumulate_grad`` itself (minigrad's own, which is this plug now)
+    is stopped with a ``Mismatch`` instead of recursing forever."""
+    own = _OWN_ACCUMULATE_GRAD
+    inside = []
 
     def accumulate_grad(self, grad, owned=False):
         if isinstance(grad, Tensor):
             return own(self, grad, owned)
+        if inside:
+            raise Mismatch(_HINTS["own"] + _calling_line() + ".")
         dtype = self._data.dtype
         if type(grad) is not np.ndarray or grad.dtype != dtype:
             grad = np.asarray(grad, dtype=dtype)
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
-        accumulate(self, grad)
+        inside.append(True)
+        try:
+            accumulate(self, grad)
+        finally:
+            inside.pop()
     return accumulate_grad
+
+
+def _calling_line():
+    """' (line 5 of your cell: tensor.accumulate_grad(grad))': the notebook line that called
+    the plug from inside the learner's accumulate (as ``build.where`` shows an error's)."""
+    frames = [f for f in traceback.extract_stack()[:-2]
+              if f.filename.startswith("<") or "ipykernel" in f.filename]
+    if not frames or not frames[-1].line:
+        return ""
+    return f" (line {frames[-1].lineno} of your cell: {frames[-1].line})"
 
 
 def _plug_accumulate(accumulate):
@@ -239,22 +265,38 @@ _HINTS = {
     "shared": " The engine handed both leaves the very same array (x + y sends one "
               "gradient to both inputs), and .grad kept that array instead of numbers of its "
               "own: adding into one .grad then changes the other.",
+    "zeroed": " Before this backward() the step .grad.zero_() ran: .grad was then a tensor of "
+              "zeros, not None, and your accumulate made a new tensor anyway. Only None means "
+              "'no gradient yet' (a test for zero or for truth mixes the two up); zeros are "
+              "added to like any other .grad.",
+    "own": "your accumulate calls minigrad's own Tensor.accumulate_grad (tensor."
+           "accumulate_grad(...), or AccumulateGrad, which calls it), the very piece you are "
+           "asked to write, so the check would compare minigrad with itself. Write the "
+           "first-gradient and the later-gradient cases yourself",
+    "requires_grad": " .grad is plain numbers: it does not require grad itself (in PyTorch "
+                     "x.grad.requires_grad is False after an ordinary backward()). Make it "
+                     "from the gradient array alone, without requires_grad=True.",
+    "float32": " mg.tensor of a Python list (grad.tolist()), mg.zeros(shape) or mg.ones "
+               "without dtype make float32, the default dtype: .grad must have the leaf's "
+               "dtype, and the array accumulate receives already has it.",
 }
 
 
 def _observe(leaves, before):
     """After one step, for each leaf: its .grad's numbers (or None), whether .grad is still
-    the tensor it was before the step, that tensor's numbers now, and whether .grad shares
-    memory with another leaf's .grad."""
+    the tensor it was before the step, that tensor's numbers now, whether .grad shares
+    memory with another leaf's .grad, .grad itself (for its dtype) and whether it requires
+    grad."""
     seen = {}
     for name, t in leaves.items():
         grad, old = t.grad, before[name]
         others = [u.grad for n, u in leaves.items() if n != name and u.grad is not None]
-        shared = grad is not None and any(np.shares_memory(grad.numpy(), o.numpy())
+        shared = grad is not None and any(np.shares_memory(grad._data, o._data)
                                           for o in others)
-        seen[name] = (None if grad is None else grad.numpy().copy(),
+        seen[name] = (None if grad is None else grad._data.copy(),
                       grad is not None and grad is old,
-                      None if old is None else old.numpy().copy(), shared)
+                      None if old is None else old._data.copy(), shared,
+                      grad, grad is not None and grad.requires_grad)
     return seen
 
 
@@ -293,26 +335,81 @@ def _value_hint(want, got, previous):
     return _HINTS["sum"]
 
 
+def _known_error(error):
+    """The refusals of minigrad's that a wrong ``.grad`` leads to, as a Mismatch that names
+    the learner's line and the usual cause (``None`` for any other error): the grad setter's
+    refusal of another dtype or of a numpy array, and ``+=`` on a ``.grad`` that requires
+    grad."""
+    text = str(error).replace("minigrad.", "")
+    if isinstance(error, RuntimeError) and "assign a gradient with dtype" in text:
+        hint = (_HINTS["float32"] if "dtype float32 to a tensor of dtype float64" in text else
+                " A float64 constant (np.zeros(shape) or np.ones(shape) without dtype, "
+                "np.float64, an array made from Python floats) turns float32 into float64: "
+                "make .grad from the array accumulate receives, which has the leaf's dtype.")
+        return Mismatch(f"your accumulate stored a .grad of another dtype than its leaf "
+                        f"(minigrad refused it: {text}){_where(error)}.{hint}")
+    if isinstance(error, RuntimeError) and "leaf Variable that requires grad" in text:
+        return Mismatch(f"adding into .grad raised RuntimeError: {text.split('. ')[0]}"
+                        f"{_where(error)}. Your .grad requires grad.{_HINTS['requires_grad']}")
+    if isinstance(error, TypeError) and "assigned grad expected to be a Tensor" in text:
+        return Mismatch(f"your accumulate stored something that is not a tensor in .grad "
+                        f"(minigrad refused it: {text}){_where(error)}. accumulate receives a "
+                        "numpy array; a leaf's .grad is a Tensor with numbers of its own, as "
+                        "in PyTorch.")
+    return None
+
+
+@contextlib.contextmanager
+def _dtype_refusal():
+    """Run learner code; minigrad's refusal of a wrong .grad becomes a Mismatch that says
+    why (``_known_error``)."""
+    try:
+        yield
+    except Mismatch:
+        raise
+    except Exception as error:  # the learner's code: a known refusal says why
+        refused = _known_error(error)
+        if refused is None:
+            raise
+        raise refused from None
+
+
+def _grad_dtype(where, name, got, want):
+    """.grad must have the leaf's dtype (a learner's ``tensor._grad = ...`` gets past the
+    setter's own test): the float32 -> float64 slip in ``same_dtype``'s words."""
+    if got is None or want is None or got.dtype == want.dtype:
+        return
+    if str(want.dtype).endswith("float32"):
+        same_dtype(f"{where}, {name}.grad", got, want)
+    raise Mismatch(f"{where}, {name}.grad is {str(got.dtype).replace('minigrad.', '')}, where "
+                   f"minigrad's own keeps the leaf's {str(want.dtype).replace('minigrad.', '')}."
+                   f"{_HINTS['float32']}")
+
+
 def _compare_sequence(accumulate, program, values, steps, same_graph=False, dtype=float64):
     """Take the same steps with minigrad's own AccumulateGrad and with the learner's; raise
     Mismatch at the first step and leaf where what the learner's left behind differs."""
     want = _run_sequence(program, values, steps, same_graph, dtype)
-    with _plug_accumulate(accumulate):
+    with _plug_accumulate(accumulate), _dtype_refusal():
         got = _run_sequence(program, values, steps, same_graph, dtype)
     text = _PROGRAMS[program][0]
     at = ", ".join(f"{name} = {_show(value)}" for name, value in values.items())
     calls = [_STEP_TEXT[step] for step in steps]
     for k, (wanted, seen) in enumerate(zip(want, got)):
         where = f"on {text} at {at}, after {', '.join(calls[:k + 1])}"
-        for name, (w_grad, w_same, w_old, w_shared) in wanted.items():
-            g_grad, g_same, g_old, g_shared = seen[name]
+        for name, (w_grad, w_same, w_old, w_shared, w_tensor, w_requires) in wanted.items():
+            g_grad, g_same, g_old, g_shared, g_tensor, g_requires = seen[name]
             previous = want[k - 1][name][0] if k else None
             if not _same(w_grad, g_grad):
                 raise Mismatch(f"{where}, {name}.grad is {_show(g_grad)}; expected "
                                f"{_show(w_grad)}.{_value_hint(w_grad, g_grad, previous)}")
+            _grad_dtype(where, name, g_tensor, w_tensor)
+            if g_requires and not w_requires:
+                raise Mismatch(f"{where}, {name}.grad requires grad.{_HINTS['requires_grad']}")
             if w_same and not g_same:
+                zeroed = k and steps[k - 1] == "zero_"
                 raise Mismatch(f"{where}, {name}.grad holds the right numbers, but in a new "
-                               f"tensor.{_HINTS['new']}")
+                               f"tensor.{_HINTS['zeroed'] if zeroed else _HINTS['new']}")
             if not _same(w_old, g_old):
                 raise Mismatch(f"{where}, the tensor that was {name}.grad before it holds "
                                f"{_show(g_old)}; expected {_show(w_old)}.{_HINTS['old']}")
@@ -334,15 +431,15 @@ def _check_copies(accumulate):
         if not isinstance(t.grad, Tensor):
             raise Mismatch(f"after {text}, {name}.grad is {type(t.grad).__name__}; expected a "
                            "tensor (a leaf's .grad is a Tensor, as in PyTorch).")
-    if np.shares_memory(x.grad.numpy(), grad) or np.shares_memory(y.grad.numpy(), grad):
+    if np.shares_memory(x.grad._data, grad) or np.shares_memory(y.grad._data, grad):
         raise Mismatch(f"after {text}, x.grad and y.grad are that very array g, not copies of "
                        f"it.{_HINTS['shared']} Give the first gradient memory of its own.")
     accumulate(x, np.array([1.0, 1.0, 1.0]))
     grad[:] = 100.0
     for name, t, expected in (("x", x, [1.5, 0.0, 3.0]), ("y", y, [0.5, -1.0, 2.0])):
-        if not _same(t.grad.numpy(), np.array(expected)):
+        if not _same(t.grad._data, np.array(expected)):
             raise Mismatch(f"after {text}, accumulate(x, [1.0, 1.0, 1.0]) and g changed by the "
-                           f"engine, {name}.grad is {_show(t.grad.numpy())}; expected "
+                           f"engine, {name}.grad is {_show(t.grad._data)}; expected "
                            f"{expected}.{_HINTS['shared']}")
 
 
@@ -359,14 +456,25 @@ def _random_sequence(rng):
     return program, values, steps, dtype
 
 
+# The node that calls minigrad's own piece: handing it in (a subclass, or code that calls it)
+# is refused too. Not in the piece's ``own``: 04a lists its code (it only passes the gradient
+# on to ``Tensor.accumulate_grad``), and ``own`` is what the student copy must not show.
+_NODE = Piece(name="accumulate", chapter="04", defines="accumulate", summary="", plug=None,
+              battery=None, own={"AccumulateGrad": AccumulateGrad})
+
+
 @keeps_random_state
 def _accumulate_battery(accumulate, n_random=150):
     """The chapter's sequences, the copies called directly, then random sequences."""
+    refused = borrowed(_NODE, accumulate)
+    if refused:
+        raise Mismatch(refused)
     for program, x, steps, same_graph in _CHAPTER_SEQUENCES:
         names = _PROGRAMS[program][1]
         values = {name: [v + i for v in x] for i, name in enumerate(names)}
         _compare_sequence(accumulate, program, values, steps, same_graph, dtype=float32)
-    _check_copies(accumulate)
+    with _plug_accumulate(accumulate), _dtype_refusal():
+        _check_copies(accumulate)
     rng = np.random.default_rng(4)
     for _ in range(n_random):
         program, values, steps, dtype = _random_sequence(rng)
@@ -378,4 +486,5 @@ def _accumulate_battery(accumulate, n_random=150):
 
 register(Piece(name="accumulate", chapter="04", defines="accumulate",
                summary="AccumulateGrad's +=: the first gradient copied, later ones added",
-               plug=_plug_accumulate, battery=_accumulate_battery))
+               plug=_plug_accumulate, battery=_accumulate_battery,
+               own={"Tensor.accumulate_grad": _OWN_ACCUMULATE_GRAD}))

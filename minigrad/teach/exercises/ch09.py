@@ -8,6 +8,8 @@ real model, optimizer and DataLoader) and returns a ``CheckResult`` that prints 
 a hint; none of them raises, and none changes the default random stream.
 """
 
+import contextlib
+import functools
 import math
 import sys
 
@@ -16,12 +18,12 @@ import numpy as np
 from ... import nn
 from ...optim import sgd as _sgd_module
 from ...creation import randn, tensor, zeros
-from ...dtypes import float64
+from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...random import Generator
 from ...tensor import Tensor
 from ...utils.data import DataLoader, TensorDataset
-from ..build import Mismatch, Piece, register
+from ..build import Mismatch, Piece, register, same_dtype
 from ..checks import CheckResult, check, not_a_function
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
 
@@ -267,13 +269,17 @@ def check_step_contributions(step_contributions):
 def accumulated_step(model, optimizer, criterion, inputs, targets, accumulation_steps):
     """The course's own accumulation step (minigrad has none, nor has PyTorch: it is a loop
     one writes): ONE optimizer step on the batch ``(inputs, targets)``, its gradient summed
-    over ``accumulation_steps`` equal micro-batches. ``training_step`` runs it unless
+    over micro-batches of at most ``ceil(len(inputs) / accumulation_steps)`` rows (the last
+    one takes the rows left over), each mean loss weighted by its share of the rows and
+    each ``backward()`` run before the next forward pass. ``training_step`` runs it unless
     ``teach.use(accumulated_step=...)`` plugs a learner's in."""
-    size = len(inputs) // accumulation_steps
+    n = len(inputs)
+    size = -(-n // accumulation_steps)
     optimizer.zero_grad()
-    for i in range(accumulation_steps):
-        rows = slice(i * size, (i + 1) * size)
-        (criterion(model(inputs[rows]), targets[rows]) / accumulation_steps).backward()
+    for first in range(0, n, size):
+        last = min(first + size, n)
+        share = (last - first) / n
+        (criterion(model(inputs[first:last]), targets[first:last]) * share).backward()
     optimizer.step()
 
 
@@ -281,6 +287,9 @@ def training_step(model, optimizer, criterion, inputs, targets, accumulation_ste
     """One training step on a batch, as chapter 10's payoff trains: it runs whichever
     ``accumulated_step`` is plugged in (the learner's inside ``teach.use``)."""
     return accumulated_step(model, optimizer, criterion, inputs, targets, accumulation_steps)
+
+
+_OWN_STEP = {"ch09.accumulated_step": accumulated_step, "ch09.training_step": training_step}
 
 
 def _plug_accumulated_step(function):
@@ -291,21 +300,36 @@ def _plug_accumulated_step(function):
 
 
 class _Recorder(nn.Module):
-    """The check's model (float64), which also writes down the batch size of every forward
-    pass."""
+    """The check's model, which also writes down what it sees: the rows of every forward
+    pass and, in the order they ran, every forward pass and every backward() that reaches
+    its output (with the gradient that arrives there)."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, dtype=float64):
         super().__init__()
         generator = Generator().manual_seed(seed)
-        self.net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+        net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+        self.net = net.double() if dtype is float64 else net.float()
         with no_grad():
             for p in self.net.parameters():
-                p.copy_(randn(*p.shape, generator=generator, dtype=float64))
-        self.seen = []
+                p.copy_(randn(*p.shape, generator=generator, dtype=dtype))
+        self.forget()
+
+    def forget(self):
+        self.seen, self.rows, self.events, self.arrived = [], [], [], []
 
     def forward(self, x):
+        k = len(self.seen)
         self.seen.append(len(x))
-        return self.net(x)
+        self.rows.append(x.detach().numpy().copy())
+        self.events.append(("forward", k))
+        out = self.net(x)
+        if out.requires_grad:
+            out.register_hook(functools.partial(self._backward_reached, k, out.dtype))
+        return out
+
+    def _backward_reached(self, k, dtype, grad):
+        self.events.append(("backward", k))
+        self.arrived.append((dtype, grad))
 
 
 class _CountingSGD(_sgd_module.SGD):
@@ -321,8 +345,12 @@ class _CountingSGD(_sgd_module.SGD):
 
 
 _LR = 0.1
-# (examples in the batch, accumulation_steps): one micro-batch, and several sizes of them
-_ACCUMULATION_CASES = [(12, 1), (12, 3), (16, 4), (24, 6), (20, 2), (18, 3)]
+# (examples in the batch, accumulation_steps, dtype): one micro-batch, equal micro-batches,
+# batches that do not divide evenly (a smaller last micro-batch), and two in float32
+_ACCUMULATION_CASES = [(12, 1, float64), (12, 3, float64), (10, 4, float64), (9, 4, float64),
+                       (7, 2, float64), (16, 4, float64), (20, 3, float64), (24, 6, float64),
+                       (10, 4, float32), (13, 3, float32)]
+_TOLERANCE = {float64: dict(rtol=1e-9, atol=1e-12), float32: dict(rtol=1e-5, atol=1e-6)}
 
 
 def _values(model):
@@ -339,36 +367,65 @@ def _gradients(model, inputs, targets, criterion):
     return grads
 
 
-def _moved_by(before, after, grads):
+def _moved_by(before, after, grads, dtype=float64):
     """Did every parameter move by ``-lr * grad``?"""
-    return all(np.allclose(a - b, -_LR * g, rtol=1e-7, atol=1e-10)
-               for b, a, g in zip(before, after, grads))
+    tol = dict(rtol=1e-7, atol=1e-10) if dtype is float64 else dict(rtol=1e-4, atol=1e-6)
+    return all(np.allclose(a - b, -_LR * g, **tol) for b, a, g in zip(before, after, grads))
 
 
-def _diagnose(seed, before, after, batch, leftover, steps):
-    """Why did one call not match one big-batch step? A hint, never the code."""
+def _weighted(parts, weights):
+    """sum_m weights[m] * parts[m], parameter by parameter."""
+    return [sum(w * part[i] for w, part in zip(weights, parts)) for i in range(len(parts[0]))]
+
+
+def _diagnose(seed, dtype, before, after, batch, leftover, steps, sizes):
+    """Why did one call not match one big-batch step? A hint, never the code. ``sizes``:
+    the micro-batch sizes the learner's model saw (taken as consecutive slices)."""
     inputs, targets = batch
     criterion = nn.MSELoss()
-    probe = _Recorder(seed)                     # a model at the call's starting point
+    probe = _Recorder(seed, dtype)                  # a model at the call's starting point
     with no_grad():
         for p, value in zip(probe.parameters(), before):
-            p.copy_(tensor(value, dtype=float64))
+            p.copy_(tensor(value, dtype=dtype))
     full = _gradients(probe, inputs, targets, criterion)
     left = _gradients(probe, *leftover, criterion)
-    n, micro = len(inputs), len(inputs) // steps
-    last = _gradients(probe, inputs[n - micro:], targets[n - micro:], criterion)
-    plus = [f + g for f, g in zip(full, left)]
-    if steps > 1 and (_moved_by(before, after, [steps * g for g in full])
-                      or _moved_by(before, after, [steps * f + g for f, g in zip(full, left)])):
-        return (f"your update is {steps} times the big batch's. Hint: each micro-batch's "
-                "mean loss is one share of the batch's mean loss; backward() adds the "
-                "gradients of all micro-batches, so scale each loss before backward().")
-    if _moved_by(before, after, plus):
+    n, m = len(inputs), len(sizes)
+    parts, first = [], 0
+    for size in sizes:
+        parts.append(_gradients(probe, inputs[first:first + size], targets[first:first + size],
+                                criterion))
+        first += size
+
+    def moved(grads, with_leftover=False):
+        if with_leftover:
+            grads = [g + extra for g, extra in zip(grads, left)]
+        return _moved_by(before, after, grads, dtype)
+
+    def either(grads):
+        return moved(grads) or moved(grads, with_leftover=True)
+
+    if moved(full, with_leftover=True):
         return ("the gradient that .grad held before the call (from an earlier backward) "
                 "was added into this step. Hint: start the step from clean gradients: clear "
                 "them at the start of the call.")
-    if steps > 1 and (_moved_by(before, after, [g / steps for g in last])
-                      or _moved_by(before, after, last)):
+    if m > 1 and either(_weighted(parts, [1.0] * m)):
+        return (f"your update is the sum of the {m} micro-batches' mean-loss gradients, about "
+                f"{m} times the big batch's. Hint: each micro-batch's mean loss is one share "
+                "of the batch's mean loss; backward() adds the gradients of all "
+                "micro-batches, so scale each loss before backward().")
+    if m > 1 and (either(_weighted(parts, [1 / steps] * m))
+                  or either(_weighted(parts, [1 / m] * m))):
+        return (f"each micro-batch's loss weighed the same, but the micro-batches had "
+                f"{sizes} rows" + ("" if m == steps else
+                                   f" ({m} micro-batches for accumulation_steps={steps})")
+                + ": in the batch's mean, a micro-batch weighs what its share of the rows is. "
+                "Hint: exercise 1's scale factors, one per micro-batch, from its size.")
+    if either(_weighted(parts, [float(size) for size in sizes])):
+        return (f"each loss was multiplied by its number of rows: that adds up the losses of "
+                f"all {n} rows, {n} times the batch's mean loss. Hint: a share of the rows is "
+                "a fraction of the batch.")
+    if m > 1 and any(moved(_weighted(parts, [0.0] * (m - 1) + [w]))
+                     for w in (1.0, 1 / steps, sizes[-1] / n)):
         return ("only the last micro-batch's gradient reached the step. Hint: something "
                 "cleared .grad between the micro-batches; clear it once per optimizer step, "
                 "not once per micro-batch.")
@@ -377,22 +434,102 @@ def _diagnose(seed, before, after, batch, leftover, steps):
             "backward(); then one optimizer.step().")
 
 
+def _coverage(inputs, rows):
+    """(rows of the batch the model never saw, rows it saw more than once or that are not
+    rows of the batch)."""
+    want = {}
+    for row in inputs.detach().numpy():
+        want[row.tobytes()] = want.get(row.tobytes(), 0) + 1
+    got = {}
+    for part in rows:
+        for row in part:
+            got[row.tobytes()] = got.get(row.tobytes(), 0) + 1
+    missing = sum(count for key, count in want.items() if key not in got)
+    extra = sum(count - want.get(key, 0) for key, count in got.items() if count > want.get(key, 0))
+    return missing, extra
+
+
+def _order_problem(events):
+    """The first micro-batch (counted from 0) whose forward pass ran before the previous
+    micro-batch's backward() reached the model, or None."""
+    done = set()
+    for kind, k in events:
+        if kind == "backward":
+            done.add(k)
+        elif k > 0 and k - 1 not in done:
+            return k
+    return None
+
+
+@contextlib.contextmanager
+def _watching_backward():
+    """Inside the block, every ``Tensor.backward()`` call notes the tensor it was called on
+    (the list the block gets): a float64 loss in a float32 step is seen there."""
+    from unittest import mock
+    own, called = Tensor.backward, []
+
+    def backward(self, *args, **kwargs):
+        called.append(self)
+        return own(self, *args, **kwargs)
+    with mock.patch.object(Tensor, "backward", backward):
+        yield called
+
+
 def _one_call(function, model, optimizer, batch, steps):
     """Call the learner's step once; raise Mismatch on what it did to the forward passes
-    and to optimizer.step()."""
+    (which rows, how many at a time, in which order with the backward passes) and to
+    optimizer.step()."""
     inputs, targets = batch
     n = len(inputs)
+    limit = -(-n // steps)
     where = f"accumulated_step(..., a batch of {n}, accumulation_steps={steps})"
-    model.seen, optimizer.steps = [], 0
-    function(model, optimizer, nn.MSELoss(), inputs, targets, steps)
-    if steps > 1 and model.seen == [n]:
+    model.forget()
+    optimizer.steps = 0
+    with _watching_backward() as losses:
+        function(model, optimizer, nn.MSELoss(), inputs, targets, steps)
+    for loss in losses:
+        same_dtype(f"{where}: a loss you called backward() on", loss,
+                   zeros(1, dtype=inputs.dtype))
+    seen = model.seen
+    if not seen:
+        raise Mismatch(f"{where}: the model never ran. Hint: each micro-batch needs a "
+                       "forward pass, model(micro-batch's inputs).")
+    for part in model.rows:
+        same_dtype(f"{where}: a micro-batch the model saw", part, inputs.detach().numpy())
+    if steps > 1 and seen == [n]:
         raise Mismatch(f"{where}: the model saw the whole batch in one forward pass. Hint: "
-                       "cut it into accumulation_steps slices of len(inputs) // "
-                       "accumulation_steps rows.")
-    if model.seen != [n // steps] * steps:
-        raise Mismatch(f"{where}: the forward passes saw batches of sizes {model.seen}; "
-                       f"expected {steps} micro-batch(es) of {n // steps}. Hint: slice rows "
-                       "start:start + size, with start = i * size.")
+                       f"cut it into micro-batches of at most ceil(len(inputs) / "
+                       f"accumulation_steps) = {limit} rows.")
+    missing, extra = _coverage(inputs, model.rows)
+    if extra:
+        raise Mismatch(f"{where}: the forward passes (micro-batches of {seen} rows) saw "
+                       f"{extra} row(s) more than once" + (f", and {missing} never" if missing
+                                                           else "")
+                       + ". Hint: each row of the batch belongs to exactly one micro-batch: "
+                       "slice from where the previous micro-batch ended.")
+    if missing:
+        raise Mismatch(f"{where}: the forward passes (micro-batches of {seen} rows) saw "
+                       f"{n - missing} of the {n} rows; {missing} never reached the model. "
+                       "Hint: when len(inputs) is not a multiple of accumulation_steps, the "
+                       "rows left over after the equal slices belong to the batch too.")
+    if max(seen) > limit:
+        raise Mismatch(f"{where}: a forward pass saw {max(seen)} rows (micro-batches of "
+                       f"{seen}), more than ceil({n} / {steps}) = {limit}: more memory than "
+                       "accumulation_steps micro-batches need. Hint: round the micro-batch "
+                       "size up, not down.")
+    if len(seen) > steps:
+        raise Mismatch(f"{where}: {len(seen)} forward passes (micro-batches of {seen} rows) "
+                       f"where accumulation_steps is {steps}. Hint: with len(inputs) // "
+                       "accumulation_steps rows each, the rows left over make one more "
+                       "micro-batch; round the micro-batch size up instead.")
+    late = _order_problem(model.events)
+    if late is not None:
+        raise Mismatch(f"{where}: micro-batch {late + 1}'s forward pass ran before micro-batch "
+                       f"{late}'s backward(). The numbers may still come out right, but then "
+                       "the graphs (the saved activations) of several micro-batches are alive "
+                       "at once: the memory of the big batch, which accumulation is there to "
+                       "save. Hint: backward() on each micro-batch's loss before the next "
+                       "micro-batch's forward pass, not once on losses added up.")
     if optimizer.steps == 0:
         raise Mismatch(f"{where}: optimizer.step() never ran, so the parameters did not "
                        "change. Hint: step once, after the last micro-batch.")
@@ -403,58 +540,75 @@ def _one_call(function, model, optimizer, batch, steps):
     return where
 
 
-def _accumulation_case(function, n, steps, seed):
+def _same_dtypes(where, model, reference):
+    """What flows through the graph and what the step leaves keep minigrad's own dtypes:
+    the gradient reaching the model's output, the parameters and their .grad."""
+    for dtype, grad in model.arrived:
+        same_dtype(f"{where}: the gradient that reached the model's output", grad,
+                   zeros(1, dtype=dtype))
+    for (name, p), r in zip(model.named_parameters(), reference.parameters()):
+        same_dtype(f"{where}: parameter {name} after the step", p, r)
+        if p.grad is not None:
+            same_dtype(f"{where}: {name}.grad", p.grad, r.grad)
+
+
+def _accumulation_case(function, n, steps, seed, dtype=float64):
     """Two calls in a row on a model whose .grad holds a leftover gradient, each compared
     with one ordinary step on the whole batch."""
     data = Generator().manual_seed(seed)
-    model, reference = _Recorder(seed + 10), _Recorder(seed + 10)
+    model, reference = _Recorder(seed + 10, dtype), _Recorder(seed + 10, dtype)
     optimizer = _CountingSGD(model.parameters(), lr=_LR)
     reference_optimizer = _sgd_module.SGD(reference.parameters(), lr=_LR)
     criterion = nn.MSELoss()
-    leftover = (randn(5, 3, generator=data, dtype=float64),
-                randn(5, 1, generator=data, dtype=float64))
+    leftover = (randn(5, 3, generator=data, dtype=dtype),
+                randn(5, 1, generator=data, dtype=dtype))
     criterion(model(leftover[0]), leftover[1]).backward()   # what earlier code left in .grad
     for call in (1, 2):
-        batch = (randn(n, 3, generator=data, dtype=float64),
-                 randn(n, 1, generator=data, dtype=float64))
+        batch = (randn(n, 3, generator=data, dtype=dtype),
+                 randn(n, 1, generator=data, dtype=dtype))
         before = _values(model)
         where = _one_call(function, model, optimizer, batch, steps)
+        sizes = list(model.seen)
         reference_optimizer.zero_grad()
         criterion(reference(batch[0]), batch[1]).backward()
         reference_optimizer.step()
-        if all(np.allclose(a, r, rtol=1e-9, atol=1e-12)
+        _same_dtypes(where, model, reference)
+        if all(np.allclose(a, r, **_TOLERANCE[dtype])
                for a, r in zip(_values(model), _values(reference))):
             continue
         if call == 2:
             raise Mismatch(f"{where}: the first call was right, the second was not. Hint: the "
                            "first call's gradients were still in .grad when the second "
                            "began; clear them once per optimizer step.")
-        raise Mismatch(f"{where}, first call: "
-                       + _diagnose(seed + 10, before, _values(model), batch, leftover, steps))
+        raise Mismatch(f"{where}, first call: " + _diagnose(
+            seed + 10, dtype, before, _values(model), batch, leftover, steps, sizes))
 
 
 @_leaves_rng_alone
 def _accumulation_battery(function):
-    """The cases of ``_ACCUMULATION_CASES`` in float64, two calls each; then the chapter's
-    kind of training step through ``training_step`` with the function plugged in."""
+    """The cases of ``_ACCUMULATION_CASES``, two calls each; then the chapter's kind of
+    training step through ``training_step`` with the function plugged in."""
     if not callable(function):
         raise Mismatch(f"expected a function (def accumulated_step(...): ...), got "
                        f"{type(function).__name__}.")
-    for seed, (n, steps) in enumerate(_ACCUMULATION_CASES, start=1):
-        _accumulation_case(function, n, steps, seed)
+    for seed, (n, steps, dtype) in enumerate(_ACCUMULATION_CASES, start=1):
+        _accumulation_case(function, n, steps, seed, dtype)
     model = _Recorder(99)
     optimizer = _CountingSGD(model.parameters(), lr=_LR)
-    batch = (randn(8, 3, generator=Generator().manual_seed(99), dtype=float64),
-             randn(8, 1, generator=Generator().manual_seed(98), dtype=float64))
+    batch = (randn(10, 3, generator=Generator().manual_seed(99), dtype=float64),
+             randn(10, 1, generator=Generator().manual_seed(98), dtype=float64))
     with _plug_accumulated_step(function):
         training_step(model, optimizer, nn.MSELoss(), *batch, accumulation_steps=4)
-    if model.seen != [2, 2, 2, 2] or optimizer.steps != 1:
+    if sum(model.seen) != 10 or max(model.seen) > 3 or optimizer.steps != 1:
         raise Mismatch("plugged into training_step, it did not run the micro-batches: the "
                        f"model saw {model.seen}, step() ran {optimizer.steps} time(s).")
-    return (f"{len(_ACCUMULATION_CASES)} batches (1 to 6 micro-batches), two calls each, "
-            "compared with one step on the whole batch")
+    uneven = sum(n % steps != 0 for n, steps, _ in _ACCUMULATION_CASES)
+    singles = sum(dtype is float32 for _, _, dtype in _ACCUMULATION_CASES)
+    return (f"{len(_ACCUMULATION_CASES)} batches (1 to 6 micro-batches; {uneven} that do not "
+            f"divide evenly; {singles} in float32), two calls each, compared with one step "
+            "on the whole batch, each backward() before the next forward pass")
 
 
 register(Piece(name="accumulated_step", chapter="09", defines="accumulated_step",
                summary="the accumulation step: micro-batches, one optimizer step",
-               plug=_plug_accumulated_step, battery=_accumulation_battery))
+               plug=_plug_accumulated_step, battery=_accumulation_battery, own=_OWN_STEP))
