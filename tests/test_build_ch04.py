@@ -186,7 +186,7 @@ def test_a_wrong_accumulate_fails_and_says_why(wrong, words):
     (calls_the_node, ["uses minigrad's own AccumulateGrad"]),
     (EmptySubclass, ["subclass of minigrad's own AccumulateGrad"]),
     (calls_the_method, ["calls minigrad's own Tensor.accumulate_grad"]),
-    (calls_the_class_attribute, ["calls minigrad's own Tensor.accumulate_grad"]),
+    (calls_the_class_attribute, ["uses minigrad's own Tensor.accumulate_grad"]),
 ])
 def test_minigrads_own_piece_is_refused(own, words):
     """minigrad's own accumulate_grad, a subclass of its AccumulateGrad, and thin wrappers

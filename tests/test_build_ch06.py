@@ -429,9 +429,6 @@ def test_pytorchs_init_bound_is_the_one_checked():
         assert 0.95 * bound < top <= bound
 
 
-@pytest.mark.xfail(strict=True, reason="build._calls reads the names of a class's code against "
-                   "every module it reads: super(Linear, self) with nn in the same class "
-                   "finds nn.Linear (build.py is the lead's; see the report of issue 24)")
 def test_old_style_super_as_in_06a_is_not_taken_for_minigrads_own():
     """06a's LinearRegressionModel calls super(LinearRegressionModel, self).__init__(); a
     learner who writes super(Linear, self) in a notebook cell is still writing their own."""

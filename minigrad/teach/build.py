@@ -22,12 +22,15 @@ Each chapter's exercise module (``teach.exercises.chNN``) registers its pieces h
 ``register(Piece(...))``; ``pieces()`` lists them all, in chapter order.
 """
 
+import builtins
 import contextlib
 import dataclasses
+import dis
 import functools
 import importlib
 import inspect
 import json
+import sys
 import traceback
 from pathlib import Path
 
@@ -184,7 +187,7 @@ def _functions_of(obj):
     properties, static and class methods."""
     obj = _unwrap(obj)
     if inspect.isfunction(obj):
-        return [obj]
+        return [inspect.unwrap(obj)]  # a decorated function (@mg.no_grad()): its own code
     if inspect.isclass(obj):
         found = []
         for value in vars(obj).values():
@@ -193,7 +196,7 @@ def _functions_of(obj):
             else:
                 value = _unwrap(value)
                 if inspect.isfunction(value):
-                    found.append(value)
+                    found.append(inspect.unwrap(value))
         return found
     call = getattr(type(obj), "__call__", None)  # an instance whose class defines __call__
     return _functions_of(type(obj)) if inspect.isfunction(call) else []
@@ -220,12 +223,7 @@ def _calls(obj, own, depth=4):
             continue
         seen.add(id(current))
         for function in _functions_of(current):
-            names = _names_read(function.__code__)
-            values = [function.__globals__[n] for n in names if n in function.__globals__]
-            values += [cell.cell_contents for cell in (function.__closure__ or ())
-                       if _filled(cell)]
-            values += list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
-            values += _attributes_read(values, names)
+            values = _values_read(function)
             for value in values:
                 value = _unwrap(value)
                 if id(value) in own and own[id(value)] not in found:
@@ -236,17 +234,43 @@ def _calls(obj, own, depth=4):
     return found
 
 
-def _attributes_read(values, names):
-    """What ``mg.autograd.functional.jvp`` reaches: the attributes, named in ``names``, of
-    the modules among ``values``, and of the modules among those, and so on."""
-    found, seen = [], set()
-    modules = [m for m in values if inspect.ismodule(m)]
-    while modules:
-        seen.update(id(m) for m in modules)
-        reached = [getattr(m, n) for m in modules for n in names if hasattr(m, n)]
-        found += reached
-        modules = [m for m in reached if inspect.ismodule(m) and id(m) not in seen]
-    return found
+def _values_read(function):
+    """The objects a function's code reads: its globals and closure cells, its defaults, the
+    modules it imports, and the attributes it reads of a module or a class (``nn.Linear``,
+    ``mg.nn.functional.softplus``, ``mg.Tensor.accumulate_grad``), followed along each chain of attribute reads in the
+    bytecode (not every name against every module: ``super(Linear, self)`` next to
+    ``nn.Parameter`` is not ``nn.Linear``)."""
+    closure = {name: cell.cell_contents for name, cell in
+               zip(function.__code__.co_freevars, function.__closure__ or ()) if _filled(cell)}
+    values = list(closure.values())
+    values += list(function.__defaults__ or ()) + list((function.__kwdefaults__ or {}).values())
+    missing = object()
+
+    def walk(code):
+        current = imported = missing
+        for instruction in dis.get_instructions(code):
+            name, kind = instruction.argval, instruction.opname
+            if kind in ("LOAD_GLOBAL", "LOAD_NAME"):
+                current = function.__globals__.get(name, getattr(builtins, str(name), missing))
+            elif kind == "LOAD_DEREF":
+                current = closure.get(name, missing)
+            elif kind in ("LOAD_ATTR", "LOAD_METHOD") and (inspect.ismodule(current)
+                                                             or inspect.isclass(current)):
+                current = inspect.getattr_static(current, name, missing)  # mg.Tensor.grad_fn
+            elif kind == "IMPORT_NAME":  # import a.b / from a.b import c, inside the function
+                current = imported = sys.modules.get(name, missing)
+            elif kind == "IMPORT_FROM" and inspect.ismodule(imported):
+                current = getattr(imported, name, missing)
+            else:
+                current = missing
+                continue
+            if current is not missing:
+                values.append(current)
+        for const in code.co_consts:
+            if inspect.iscode(const):
+                walk(const)
+    walk(function.__code__)
+    return values
 
 
 def _filled(cell):
@@ -277,16 +301,15 @@ def _dtype_name(value):
 
 def _defined_elsewhere(obj):
     """The functions and classes of the notebook (``__main__``) that ``obj`` (a function, or
-    a class's own methods) reads as globals: chapter 10's payoff will not have them."""
-    if inspect.isclass(obj):
-        functions = [getattr(f, "__func__", f) for f in vars(obj).values()]
-    else:
-        functions = [obj]
+    a class's own methods) reads as globals, also inside comprehensions and through a
+    decorator such as ``@mg.no_grad()``: chapter 10's payoff will not have them."""
     found = []
-    for function in functions:
+    for function in _functions_of(obj):
+        function = inspect.unwrap(function)
         if not inspect.isfunction(function):
             continue
-        for name, value in inspect.getclosurevars(function).globals.items():
+        for name in sorted(_names_read(function.__code__)):
+            value = function.__globals__.get(name)
             if (value is not obj and getattr(value, "__module__", None) == "__main__"
                     and (inspect.isfunction(value) or inspect.isclass(value))
                     and name not in found):
