@@ -51,4 +51,28 @@ def test_the_lengths_table_has_a_row_per_lecture(tmp_path, capsys):
     (tmp_path / "99_two.ipynb").write_text(json.dumps({"cells": lecture(10, title="# 99")}))
     lint_notebooks.print_lengths(sorted(tmp_path.glob("*.ipynb")))
     rows = capsys.readouterr().out.splitlines()[2:]
-    assert rows == ["| 99_one | 20 | 2 | 30 | 30 |  |", "| 99_two | 10 | 0 | 15 | - |  |"]
+    assert rows == ["| 99_one | 20 | 2 | 30 | 30 |  |  |  |", "| 99_two | 10 | 0 | 15 | - |  |  |  |"]
+
+
+def build_cell(minutes=None, homework=False):
+    piece = cell("code", "-", "Piece = None", ["solution", "build"])
+    if minutes is not None:
+        piece["metadata"]["minigrad"] = {"build_minutes": minutes, "homework": homework}
+    return piece
+
+
+def test_a_build_counts_the_minutes_it_states_and_must_state_them():
+    cells = lecture(20, exercises=1)  # 24 + 3 = 27
+    assert lint_notebooks.lecture_length(cells + [build_cell(12)]) == (20, 2, 40)  # 27 + 12
+    assert any("states no build_minutes" in f for f in lint_notebooks.lint_length(cells + [build_cell()]))
+
+
+def test_a_homework_build_is_stated_apart_on_the_title_slide():
+    title = "# 99\n*Time:* about 30 minutes; *homework:* the build, about 25 minutes"
+    cells = lecture(20, exercises=1, title=title) + [build_cell(25, homework=True)]
+    assert lint_notebooks.lecture_length(cells)[2] == 30
+    assert lint_notebooks.lint_length(cells) == []
+    unstated = lecture(20, exercises=1, title="# 99\n*about 30 minutes*") + [build_cell(25, True)]
+    assert any("homework" in f for f in lint_notebooks.lint_length(unstated))
+    short = lecture(20, 1, title=title.replace("25 minutes", "10 minutes")) + [build_cell(25, True)]
+    assert any("about 25 minutes" in f for f in lint_notebooks.lint_length(short))
