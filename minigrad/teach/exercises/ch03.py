@@ -1,5 +1,7 @@
 """Exercise checks of chapter 3 (backward): a gradient by hand, the order of the backward
-pass, and a custom Function whose backward must pass gradcheck.
+pass, and a custom Function whose backward must pass gradcheck; and the build track's
+``engine`` piece, the learner's walk (``push_gradients``), checked from random output
+gradients, in float32 and under create_graph=True.
 
 Every check computes the right answer itself with minigrad, never raises, and returns a
 ``CheckResult`` whose hints point the way without giving the answer.
