@@ -142,3 +142,193 @@ def test_every_registered_piece_names_its_chapter_and_definition():
     assert [p.name for p in pieces if p.chapter == "03"] == ["engine"]
     for piece in pieces:
         assert piece.chapter.isdigit() and piece.defines.isidentifier() and piece.summary
+
+
+# ------------------------------------------------------------ the mistakes students make
+
+def kahn_walk(seed=lambda g: g, add=lambda a, b: a + b, count_once=False, keep=lambda t: t,
+              skip_none=True):
+    """The notebook's kind of walk (count the arrows, run what is ready), with one slip:
+    ``seed`` changes the grad it is given, ``add`` sums a buffer, ``count_once`` counts a
+    node once per parent (not per arrow), ``keep`` changes a total, ``skip_none=False``
+    follows the (None, 0) entries of next_functions."""
+    def push_gradients(root, grad):
+        arrows_in, stack, seen = {}, [root], {root}
+        while stack:
+            node = stack.pop()
+            nexts = [n for n, _ in node.next_functions if n is not None]
+            if count_once:
+                nexts = list(dict.fromkeys(nexts))
+            for n in nexts:
+                arrows_in[n] = arrows_in.get(n, 0) + 1
+                if n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+        buffers, arrived, ready = {root: seed(grad)}, {}, [root]
+        while ready:
+            node = ready.pop()
+            total = keep(buffers.pop(node))
+            arrived[node] = total
+            if hasattr(node, "variable"):
+                continue
+            for (n, _), g in zip(node.next_functions, node.apply(total)):
+                if skip_none and (n is None or g is None):
+                    continue
+                buffers[n] = add(buffers[n], g) if n in buffers else g
+                if n in arrows_in:
+                    arrows_in[n] -= 1
+                    if arrows_in[n] == 0:
+                        ready.append(n)
+        return arrived
+    return push_gradients
+
+
+def depth_first_order(root, grad):
+    """Runs the nodes in the order a depth-first search meets them (not topological)."""
+    order, seen, stack = [], {root}, [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for n, _ in node.next_functions:
+            if n is not None and n not in seen:
+                seen.add(n)
+                stack.append(n)
+    buffers, arrived = {root: grad}, {}
+    for node in order:
+        arrived[node] = total = buffers.pop(node)
+        if not hasattr(node, "variable"):
+            for (n, _), g in zip(node.next_functions, node.apply(total)):
+                if n is not None and g is not None:
+                    buffers[n] = buffers[n] + g if n in buffers else g
+    return arrived
+
+
+def queue_every_arrival(root, grad):
+    """Breadth first, a node queued (and run) each time a gradient reaches it."""
+    import collections
+    queue, arrived = collections.deque([(root, grad)]), {}
+    while queue:
+        node, g = queue.popleft()
+        arrived[node] = arrived[node] + g if node in arrived else g
+        if not hasattr(node, "variable"):
+            for (n, _), h in zip(node.next_functions, node.apply(g)):
+                if n is not None and h is not None:
+                    queue.append((n, h))
+    return arrived
+
+
+def leaves_only(root, grad):
+    return {n: g for n, g in newest_first_walk()(root, grad).items() if hasattr(n, "variable")}
+
+
+def test_the_kahn_walk_without_a_slip_passes():
+    result = teach.check_piece("engine", kahn_walk())
+    assert result, result.message
+
+
+@pytest.mark.parametrize("wrong, words", [
+    # seeds the root with ones and ignores the gradient it is given
+    (kahn_walk(seed=lambda g: np.ones_like(g)),
+     ["received 1.0; expected 0.58", "gradient of ones", "grad argument",
+      "backward(gradient=v)"]),
+    (kahn_walk(seed=lambda g: np.ones(np.shape(g))), ["gradient of ones", "grad argument"]),
+    (kahn_walk(seed=lambda g: np.array(1.0)), ["gradient of ones", "grad argument"]),
+    # sums buffers with np.add, or copies the seed: breaks every second derivative
+    (kahn_walk(add=np.add), ["create_graph=True", "np.add", "add them with +", "Tensors"]),
+    (kahn_walk(seed=np.copy), ["create_graph=True", "received a numpy array",
+                               "second derivative", "must stay Tensors", "np.copy"]),
+    (kahn_walk(seed=lambda g: g.copy()), ["create_graph=True", "no attribute 'copy'",
+                                          "must stay Tensors"]),
+    (kahn_walk(seed=np.asarray), ["create_graph=True", "numpy array", "must stay Tensors"]),
+    # float32 graphs: a float64 slip
+    (kahn_walk(keep=lambda t: np.asarray(t, dtype=float)),
+     ["in float32", "PowBackward0", "is float64", "gives float32", "dtype"]),
+    (kahn_walk(add=lambda a, b: np.zeros(np.shape(b)) + a + b),
+     ["in float32", "AccumulateGrad (leaf a)", "is float64"]),
+    # counts a node once per parent, not once per arrow (a * a)
+    (kahn_walk(count_once=True), ["received [0.0, 0.0, 0.0]", "3 paths", "added"]),
+    # follows the (None, 0) of an input without gradient
+    (kahn_walk(skip_none=False), ["neuron", "TypeError", "(None, 0)", "Skip those"]),
+    # runs the nodes in depth-first order: a node runs before its gradients have all arrived
+    (depth_first_order, ["received 16.0; expected 64.0", "2 paths"]),
+    (queue_every_arrival, ["ran 2 times", "once"]),
+    (leaves_only, ["PowBackward0", "received no gradient", "dict you return"]),
+    (lambda root, grad: None, ["returned NoneType", "dict"]),
+])
+def test_a_typical_wrong_walk_fails_with_what_to_fix(wrong, words):
+    result = teach.check_piece("engine", wrong)
+    assert not result
+    for word in words:
+        assert word in result.message, result.message
+
+
+# ------------------------------------------------------------ minigrad's own is refused
+
+def calls_propagate(root, grad):
+    return dict(graph.propagate(graph.execution_order([root]), [root], [grad]))
+
+
+def _helper(root, grad):
+    return graph.propagate(graph.execution_order([root]), [root], [grad])
+
+
+def through_a_helper(root, grad):
+    return dict(_helper(root, grad))
+
+
+def through_backward(root, grad):
+    return graph.backward([root], [grad], capture=graph.execution_order([root]))
+
+
+class CallableWalk:
+    def __call__(self, root, grad):
+        return dict(graph.propagate(graph.execution_order([root]), [root], [grad]))
+
+
+@pytest.mark.parametrize("own, words", [
+    (graph.propagate, ["this is minigrad's own graph.propagate"]),
+    (__import__("functools").partial(graph.propagate), ["this is minigrad's own graph.propagate"]),
+    (calls_propagate, ["it uses minigrad's own graph.propagate"]),
+    (through_a_helper, ["it uses minigrad's own graph.propagate"]),
+    (through_backward, ["it uses minigrad's own graph.propagate (through graph.backward)"]),
+    (CallableWalk(), ["it uses minigrad's own graph.propagate"]),
+])
+def test_minigrads_own_walk_is_refused(own, words):
+    result = teach.check_piece("engine", own)
+    assert not result
+    for word in words + ["compare minigrad with itself"]:
+        assert word in result.message, result.message
+
+
+def test_the_own_walk_is_captured_before_teach_use_patches_it(push_gradients):
+    with teach.use(engine=kahn_walk(seed=lambda g: np.ones_like(g))):
+        result = teach.check_piece("engine", push_gradients)
+    assert result, result.message  # compared with minigrad's own, not the plugged walk
+
+
+# ------------------------------------------------------------ what flows on with the walk
+
+def test_backward_with_a_gradient_runs_through_the_walk_in_float32(push_gradients):
+    v = np.array([0.5, -2.0], dtype=np.float32)
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    with teach.use(engine=push_gradients):
+        (a * a + a).backward(gradient=mg.tensor(v))
+    assert a.grad.dtype == mg.float32
+    np.testing.assert_allclose(a.grad.numpy(), v * (2 * np.array([1.0, 2.0]) + 1))
+
+
+def test_a_second_derivative_runs_through_the_walk(push_gradients):
+    x = mg.tensor([0.5, -1.0], dtype=mg.float64, requires_grad=True)
+    with teach.use(engine=push_gradients):
+        (g,) = mg.autograd.grad((x.sin() * x * x).sum(), x, create_graph=True)
+        (h,) = mg.autograd.grad(g.sum(), x)
+    v = x.detach().numpy()
+    # d/dx (2 x sin x + x^2 cos x) = 2 sin x + 4 x cos x - x^2 sin x
+    np.testing.assert_allclose(h.numpy(), 2 * np.sin(v) + 4 * v * np.cos(v) - v * v * np.sin(v))
+
+
+def test_a_walk_that_drops_the_tensors_is_stopped_inside_backward():
+    x = mg.tensor([0.5, -1.0], dtype=mg.float64, requires_grad=True)
+    with pytest.raises(build.Mismatch, match="must stay Tensors"):
+        with teach.use(engine=kahn_walk(seed=np.copy)):
+            mg.autograd.grad((x.sin() * x).sum(), x, create_graph=True)

@@ -1,5 +1,7 @@
 """Exercise checks of chapter 3 (backward): a gradient by hand, the order of the backward
-pass, and a custom Function whose backward must pass gradcheck.
+pass, and a custom Function whose backward must pass gradcheck; and the build track's
+``engine`` piece, the learner's walk (``push_gradients``), checked from random output
+gradients, in float32 and under create_graph=True.
 
 Every check computes the right answer itself with minigrad, never raises, and returns a
 ``CheckResult`` whose hints point the way without giving the answer.
@@ -11,9 +13,11 @@ import numpy as np
 
 from ... import graph
 from ...autograd import Function, gradcheck
+from ...autograd import grad as _autograd_grad
 from ...creation import tensor
-from ...dtypes import float64
-from ..build import Mismatch, Piece, register
+from ...dtypes import float32, float64
+from ...tensor import Tensor
+from ..build import Mismatch, Piece, attempt, register, same_dtype, use, where
 from ..build import show as _show
 from ..checks import CheckResult, check
 from ..checks import no_answer as _missing
@@ -173,23 +177,49 @@ def check_sigmoid(function_class):
 
 
 # ---------------------------------------------------------------- build: the engine
+# minigrad's own walk and the backward that runs it, as they are at import: ``teach.use``
+# patches ``graph.propagate``, and the check must compare with minigrad's own, never with
+# a walk plugged in. A piece that is, or calls, one of them is refused (``Piece.own``):
+# ``graph.backward([root], [grad], capture=...)`` returns every node's total through
+# minigrad's walk.
+_OWN_PROPAGATE = graph.propagate
+_OWN_BACKWARD = graph.backward
+
+# What a walk must do when backward runs with create_graph=True (a second derivative).
+STAY_TENSORS = ("Gradients must stay Tensors when they arrive as Tensors: add them with +, "
+                "never np.add, np.copy, np.asarray or .copy(), and start from the grad you "
+                "are given as it is.")
+
+
+class _NotATensor(Mismatch):
+    """Under create_graph=True, the learner's walk turned a Tensor gradient into an array."""
+
 
 def _propagate_with(push_gradients):
     """``graph.propagate`` with the learner's walk inside: ``push_gradients(root, grad)``
     returns the total gradient of every node it reached; minigrad's ``backward`` then hands
-    the leaves theirs, as it does with its own walk."""
-    own = graph.propagate
-
+    the leaves theirs, as it does with its own walk. Under ``create_graph=True`` the
+    gradients are Tensors, and a walk that turns one into an array is stopped here (the
+    second derivative would silently lose its graph)."""
     def propagate(order, roots, grads):
         if len(roots) != 1:  # several outputs at once (autograd.backward of a list)
-            yield from own(order, roots, grads)
+            yield from _OWN_PROPAGATE(order, roots, grads)
             return
         arrived = push_gradients(roots[0], grads[0])
         if not isinstance(arrived, dict):
             raise TypeError(f"push_gradients returned {type(arrived).__name__}; return a dict "
                             "{node: the total gradient that reached it}")
+        as_tensors = isinstance(grads[0], Tensor)
         for node in order:
             if node in arrived:
+                if as_tensors and not isinstance(arrived[node], Tensor):
+                    kind = ("a numpy array" if isinstance(arrived[node], np.ndarray)
+                            else f"a {type(arrived[node]).__name__}")
+                    raise _NotATensor(
+                        "with create_graph=True (a second derivative: mg.autograd.grad(loss, "
+                        "x, create_graph=True), then the gradient of that gradient) your walk "
+                        f"is given a Tensor, but {node.name()} received {kind} from it, so the second derivative "
+                        f"loses its graph. {STAY_TENSORS}")
                 yield node, arrived[node]
     return propagate
 
@@ -199,10 +229,17 @@ def _plug_engine(push_gradients):
     return mock.patch.object(graph, "propagate", _propagate_with(push_gradients))
 
 
-def _random_program(rng):
+def _own_engine():
+    """minigrad's own walk in place, whatever is plugged in around the check."""
+    from unittest import mock
+    return mock.patch.object(graph, "propagate", _OWN_PROPAGATE)
+
+
+def _random_program(rng, vector=False):
     """A random little graph: 2 or 3 leaves, 3 to 7 ops that reuse earlier values (so that
-    gradients meet along several paths), summed at the end. Returns (text, build) where
-    build() makes the leaves and the loss, in float64."""
+    gradients meet along several paths), summed at the end (``vector=True``: not summed,
+    the output has 3 numbers, as for ``backward(gradient=v)``). Returns (text, build) where
+    build(dtype) makes the leaves and the output, in float64 unless told."""
     n_leaves = int(rng.integers(2, 4))
     names = ["a", "b", "c"][:n_leaves]
     values = {name: rng.uniform(-1.5, 1.5, size=3).round(2) for name in names}
@@ -215,11 +252,12 @@ def _random_program(rng):
                       f"{x}.sin() * {y}", f"({x} ** 2 + {y})"][kind]
         lines.append(f"{result} = {expression}")
         pool.append(result)
-    lines.append(f"loss = ({pool[-1]} + {pool[-2]}).sum()")
+    lines.append(f"loss = {pool[-1]} + {pool[-2]}" if vector else
+                 f"loss = ({pool[-1]} + {pool[-2]}).sum()")
     text = "; ".join(lines)
 
-    def build():
-        scope = {name: tensor(list(values[name]), dtype=float64, requires_grad=True)
+    def build(dtype=float64):
+        scope = {name: tensor(list(values[name]), dtype=dtype, requires_grad=True)
                  for name in names}
         leaves = dict(scope)
         exec(compile(text.replace("; ", "\n"), "<random graph>", "exec"), {}, scope)
@@ -229,20 +267,22 @@ def _random_program(rng):
 
 def _examples():
     """The chapter's graphs: (a b + a)^2 at a = 2, b = 3; exercise 2's; the neuron's."""
-    def example():
-        a = tensor(2.0, dtype=float64, requires_grad=True)
-        b = tensor(3.0, dtype=float64, requires_grad=True)
+    def example(dtype=float64):
+        a = tensor(2.0, dtype=dtype, requires_grad=True)
+        b = tensor(3.0, dtype=dtype, requires_grad=True)
         return {"a": a, "b": b}, (a * b + a) ** 2
 
-    def exercise_2():
-        x = tensor(0.5, dtype=float64, requires_grad=True)
-        w = tensor(-1.5, dtype=float64, requires_grad=True)
+    def exercise_2(dtype=float64):
+        x = tensor(0.5, dtype=dtype, requires_grad=True)
+        w = tensor(-1.5, dtype=dtype, requires_grad=True)
         u = x * w
         return {"x": x, "w": w}, (u + u.exp()) ** 2
 
-    def neuron():
-        w, b, loss = neuron_graph()
-        return {"w": w, "b": b}, loss
+    def neuron(dtype=float64):
+        x = tensor(NEURON["x"], dtype=dtype)
+        w = tensor(NEURON["w"], dtype=dtype, requires_grad=True)
+        b = tensor(NEURON["b"], dtype=dtype, requires_grad=True)
+        return {"w": w, "b": b}, ((w * x + b).tanh() - NEURON["target"]) ** 2
     return [("f = (a * b + a) ** 2", example), ("u = x * w; out = (u + u.exp()) ** 2", exercise_2),
             ("the neuron of exercise 1", neuron)]
 
@@ -257,59 +297,116 @@ def _paths_into(order):
     return count
 
 
-def _compare_walks(push_gradients, text, build):
-    """Run minigrad's walk and the learner's on the same graph; raise Mismatch at the first
-    node (in backward's order) whose total gradient differs."""
-    leaves, loss = build()
-    root, seed = loss.grad_fn, np.ones(loss.shape)
-    order = graph.execution_order([root])
-    expected = dict(graph.propagate(order, [root], [seed]))
-    leaves, loss = build()  # a fresh graph: the learner's walk calls the nodes again
+def _walk_hint(error):
+    """A line on what to fix for the errors typical walks raise (after the error's own
+    message and the learner's line)."""
+    hint = _walk_advice(error)
+    if not hint:
+        return ""
+    ended = not where(error) and str(error).rstrip().endswith(".")
+    return ("" if ended else ".") + hint
+
+
+def _walk_advice(error):
+    text = f"{type(error).__name__}: {error}"
+    if isinstance(error, ValueError) and "read-only" in text:
+        return (" A node may send the very same array to two nodes (AddBackward0 does), so an "
+                "arrived gradient is not yours to change: make each buffer's sum a new array.")
+    if "NoneType" in text:
+        return (" An input that needs no gradient (a constant, such as x in the neuron of "
+                "exercise 1) has no node: next_functions holds (None, 0) for it, and apply "
+                "returns None for it. Skip those entries.")
+    if isinstance(error, RecursionError):
+        return (" A walk that calls itself along every path goes as deep as the graph is long "
+                "and runs a node once per path: loop over a topological order instead.")
+    if "numpy() on Tensor" in text or "'Tensor' object has no attribute" in text:
+        return (" With create_graph=True (a second derivative) the gradients are Tensors. "
+                + STAY_TENSORS)
+    if isinstance(error, KeyError):
+        return (" A node was looked up in a buffer or a count that has no entry for it: did "
+                "it run before any gradient reached it, or was it never counted?")
+    return ""
+
+
+def _call_walk(push_gradients, root, grad, text):
+    return attempt(f"on the graph {text!r}, your walk", lambda: push_gradients(root, grad),
+                   _walk_hint)
+
+
+def _seed_for(shape, dtype, rng):
+    """A random gradient for the output (never all ones: backward(gradient=v) passes v)."""
+    values = rng.uniform(0.3, 2.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    return np.asarray(np.where(np.isclose(values, 1.0), 1.7, values).round(2), dtype=dtype)
+
+
+def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
+    """Run minigrad's walk and the learner's on the same graph (float64 or float32), from
+    the gradient of ones (``seed_rng`` None) or a random one; raise Mismatch at the first
+    node (in backward's order) whose total gradient differs, in value or dtype."""
+    leaves, loss = build(dtype)
+    numpy_dtype = loss.detach().numpy().dtype
+    seed = (np.ones(loss.shape, numpy_dtype) if seed_rng is None
+            else _seed_for(loss.shape, numpy_dtype, seed_rng))
     root = loss.grad_fn
-    fresh_order = graph.execution_order([root])
+    order = graph.execution_order([root])
+    expected = dict(_OWN_PROPAGATE(order, [root], [seed]))
+    leaves, loss = build(dtype)  # a fresh graph: the learner's walk calls the nodes again
+    fresh_root = loss.grad_fn
+    fresh_order = graph.execution_order([fresh_root])
+    where = f"on the graph {text!r}" + (" in float32" if dtype is float32 else "")
     with _counting_runs() as runs:
-        try:
-            arrived = push_gradients(root, np.ones(loss.shape))
-        except ValueError as error:
-            if "read-only" not in str(error):
-                raise
-            raise Mismatch(f"on the graph {text!r}, adding into a gradient that arrived "
-                           "raised ValueError: output array is read-only. A node may send the "
-                           "very same array to two nodes (AddBackward0 does), so an arrived "
-                           "gradient is not yours to change: make each buffer's sum a new "
-                           "array.") from None
+        arrived = _call_walk(push_gradients, fresh_root, seed.copy(), text)
     if not isinstance(arrived, dict):
         raise Mismatch(f"it returned {type(arrived).__name__}; return a dict "
                        "{node: the total gradient that reached it}")
     paths = _paths_into(fresh_order)
     names = {id(t.grad_fn if t.grad_fn is not None else graph.get_gradient_edge(t).node): name
              for name, t in leaves.items()}
+    tolerance = dict(rtol=1e-9, atol=1e-12) if dtype is float64 else dict(rtol=1e-4, atol=1e-5)
     for step, (want_node, node) in enumerate(zip(order, fresh_order), start=1):
         label = node.name() + (f" (leaf {names[id(node)]})" if id(node) in names else "")
         want = expected.get(want_node)
         got = arrived.get(node)
+        at = f"{where}, {label}, step {step} of backward's order,"
         if got is None:
-            raise Mismatch(f"on the graph {text!r}, {label}, step {step} of backward's order, "
-                           f"received no gradient (expected {_show(want)}). Every node that "
+            raise Mismatch(f"{at} received no gradient (expected {_show(want)}). Every node that "
                            "a gradient reaches must be in the dict you return.")
-        if not np.allclose(np.asarray(got, dtype=float), want, rtol=1e-9, atol=1e-12):
+        if np.shape(got) != np.shape(want):
+            raise Mismatch(f"{at} received a gradient of shape {tuple(np.shape(got))}; expected "
+                           f"shape {tuple(np.shape(want))}, the shape of the node's output. "
+                           "Start from the grad you are given: it has the output's shape.")
+        if not np.allclose(np.asarray(got, dtype=float), want, **tolerance):
+            if seed_rng is not None and _as_if_ones(got, want_node, order, root, seed, tolerance):
+                raise Mismatch(f"{at} received {_show(got)}; expected {_show(want)}. That is "
+                               "what a gradient of ones at the output would give, but the "
+                               f"gradient your walk was given here is {_show(seed)}: start the "
+                               "walk from the grad argument as it is (loss.backward() passes "
+                               "ones, loss.backward(gradient=v) passes v).")
             hint = (f" It is reached along {paths[node]} paths: their gradients must all be "
                     "added (one buffer per node) before it runs, and it must run once."
                     if paths.get(node, 0) > 1 else
                     " Did the node before it run before all of its gradients had arrived?")
-            raise Mismatch(f"on the graph {text!r}, {label}, step {step} of backward's order, "
-                           f"received {_show(got)}; expected {_show(want)}.{hint}")
+            raise Mismatch(f"{at} received {_show(got)}; expected {_show(want)}.{hint}")
+        same_dtype(f"{where}, the gradient that reached {label} (step {step})", got, want)
     for node in fresh_order:
         if runs.get(node, 0) > 1:
-            raise Mismatch(f"on the graph {text!r}, {node.name()} ran {runs[node]} times. "
+            raise Mismatch(f"{where}, {node.name()} ran {runs[node]} times. "
                            "Run each node once, after all the gradients meant for it have "
                            "arrived in its buffer: a walk that follows every path on its own "
                            "runs a node once per path (03a, section 4's doubling chain).")
     for name, t in leaves.items():
         if t.grad is not None:
-            raise Mismatch(f"on the graph {text!r}, leaf {name} got a .grad from your walk "
+            raise Mismatch(f"{where}, leaf {name} got a .grad from your walk "
                            "itself: return the leaves' totals and let backward() hand them "
                            "over (do not call a leaf's AccumulateGrad node).")
+
+
+def _as_if_ones(got, want_node, order, root, seed, tolerance):
+    """Does ``got`` equal what the node receives when the output's gradient is ones?"""
+    if np.allclose(seed, 1.0):
+        return False
+    ones = dict(_OWN_PROPAGATE(order, [root], [np.ones_like(seed)])).get(want_node)
+    return ones is not None and np.allclose(np.asarray(got, dtype=float), ones, **tolerance)
 
 
 @contextlib.contextmanager
@@ -327,31 +424,99 @@ def _counting_runs():
         yield runs
 
 
-def _engine_battery(push_gradients, n_random=200):
-    """The chapter's examples, then random graphs, each compared node by node; then one
-    training-like backward() through minigrad with the walk plugged in."""
-    for text, build in _examples():
-        _compare_walks(push_gradients, text, build)
-    rng = np.random.default_rng(3)
-    for _ in range(n_random):
-        _compare_walks(push_gradients, *_random_program(rng))
-    text, build = _random_program(np.random.default_rng(7))
-    leaves, loss = build()
-    loss.backward()
-    want = {name: None if t.grad is None else t.grad.numpy().copy()
-            for name, t in leaves.items()}
-    leaves, loss = build()
+def _second_derivatives(build, seed):
+    """First derivatives of the output (float64, create_graph=True, from the gradient
+    ``seed``), then the gradient of their weighted sum: {leaf: (first, second)} as arrays
+    (None where there is none), with whichever walk is plugged in."""
+    leaves, out = build(float64)
+    xs = list(leaves.values())
+    firsts = _autograd_grad(out, xs, grad_outputs=tensor(seed), create_graph=True,
+                            allow_unused=True)
+    terms = [(g * (k + 1.0)).sum() for k, g in enumerate(firsts)
+             if g is not None and g.requires_grad]
+    seconds = [None] * len(xs)
+    if terms:
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        seconds = _autograd_grad(total, xs, allow_unused=True)
+    as_array = (lambda t: None if t is None else t.detach().numpy().copy())
+    return {name: (as_array(f), as_array(s)) for name, f, s in zip(leaves, firsts, seconds)}
+
+
+def _compare_create_graph(push_gradients, text, build, seed):
+    """A second derivative through the learner's walk against minigrad's own."""
+    with _own_engine():
+        want = _second_derivatives(build, seed)
     with _plug_engine(push_gradients):
-        loss.backward()
+        try:
+            got = attempt(f"on the graph {text!r}, mg.autograd.grad(out, leaves, "
+                          "create_graph=True) with your walk",
+                          lambda: _second_derivatives(build, seed), _walk_hint)
+        except _NotATensor as error:
+            raise Mismatch(f"on the graph {text!r}, {error}") from None
+    for name in want:
+        for which, k in (("first derivative", 0), ("second derivative", 1)):
+            w, g = want[name][k], got[name][k]
+            if (w is None) != (g is None) or (w is not None and not np.allclose(g, w)):
+                raise Mismatch(
+                    f"on the graph {text!r}, with create_graph=True the {which} for leaf "
+                    f"{name} is {_show(g)}; expected {_show(w)}. {STAY_TENSORS}")
+
+
+def _compare_backward(push_gradients, text, build, seed):
+    """``out.backward(gradient=v)`` in float32 with the learner's walk plugged in through
+    ``teach.use``: the leaves' .grad, values and dtype."""
+    with _own_engine():
+        leaves, out = build(float32)
+        out.backward(gradient=tensor(seed))
+    want = {name: None if t.grad is None else t.grad.numpy().copy() for name, t in leaves.items()}
+    leaves, out = build(float32)
+    with use(engine=push_gradients):
+        attempt(f"on the graph {text!r}, out.backward(gradient=v) with your walk",
+                lambda: out.backward(gradient=tensor(seed)), _walk_hint)
     for name, t in leaves.items():
         got = None if t.grad is None else t.grad.numpy()
         if (got is None) != (want[name] is None) or (
-                got is not None and not np.allclose(got, want[name])):
-            raise Mismatch(f"plugged into loss.backward() on {text!r}, {name}.grad is "
-                           f"{_show(got)}; expected {_show(want[name])}.")
-    return f"the chapter's 3 graphs and {n_random} random ones, node by node"
+                got is not None and not np.allclose(got, want[name], rtol=1e-4, atol=1e-5)):
+            raise Mismatch(f"plugged into out.backward(gradient=v) on {text!r} (float32, v = "
+                           f"{_show(seed)}), {name}.grad is {_show(got)}; expected "
+                           f"{_show(want[name])}.")
+        if got is not None:
+            same_dtype(f"plugged into out.backward(gradient=v) on {text!r}, {name}.grad",
+                       got, want[name])
+
+
+def _engine_battery(push_gradients, n_random=200):
+    """The chapter's examples, then random graphs from random output gradients (a third
+    of them with a vector output), each compared node by node; the same in float32 (values
+    and dtypes); a second derivative (create_graph=True) through the walk; and
+    ``backward(gradient=v)`` in float32 with the walk plugged in."""
+    seeds = np.random.default_rng(11)
+    examples = _examples()
+    _compare_walks(push_gradients, *examples[0])  # the lecture's example, from ones: 64
+    for text, build in examples[1:]:
+        _compare_walks(push_gradients, text, build, seed_rng=seeds)
+    rng = np.random.default_rng(3)
+    programs = [_random_program(rng, vector=k % 3 == 2) for k in range(n_random)]
+    for text, build in programs:
+        _compare_walks(push_gradients, text, build, seed_rng=seeds)
+    for text, build in examples + programs[:20]:
+        _compare_walks(push_gradients, text, build, dtype=float32, seed_rng=seeds)
+    n_second = 0
+    for text, build in examples + programs[:12]:
+        shape = build()[1].shape
+        _compare_create_graph(push_gradients, text, build, _seed_for(shape, np.float64, seeds))
+        n_second += 1
+    text, build = _random_program(np.random.default_rng(7), vector=True)
+    _compare_backward(push_gradients, text, build, _seed_for((3,), np.float32, seeds))
+    return (f"the chapter's 3 graphs and {n_random} random ones, node by node, from random "
+            "output gradients; in float32 too (dtypes kept); a second derivative "
+            f"(create_graph=True) on {n_second} of them; and out.backward(gradient=v)")
 
 
 register(Piece(name="engine", chapter="03", defines="push_gradients",
                summary="the engine's walk: a buffer per node, each node run once",
-               plug=_plug_engine, battery=_engine_battery))
+               plug=_plug_engine, battery=_engine_battery,
+               own={"graph.propagate": _OWN_PROPAGATE,
+                    "graph.propagate (through graph.backward)": _OWN_BACKWARD}))
