@@ -80,7 +80,7 @@ test-lint: setup
 	$(PY) scripts/lint_notebooks.py notebooks
 
 test-unit: setup
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 tests
 
 test-notebooks: setup
 ifneq ($(NOTEBOOKS),)

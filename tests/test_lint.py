@@ -76,3 +76,10 @@ def test_a_homework_build_is_stated_apart_on_the_title_slide():
     assert any("homework" in f for f in lint_notebooks.lint_length(unstated))
     short = lecture(20, 1, title=title.replace("25 minutes", "10 minutes")) + [build_cell(25, True)]
     assert any("about 25 minutes" in f for f in lint_notebooks.lint_length(short))
+
+
+def test_a_listing_of_minigrads_own_piece_must_wait_for_the_learners():
+    listing = cell("code", "-", "teach.show_source(optim.SGD.step)", ["compare-with-yours"])
+    assert any('after="<piece>"' in f for f in lint_notebooks.lint_length(lecture(20) + [listing]))
+    listing["source"] = ['teach.show_source(optim.SGD.step, after="sgd")']
+    assert lint_notebooks.lint_length(lecture(20) + [listing]) == []
