@@ -67,14 +67,19 @@ lab: setup-course
 
 # Every step runs even when one before it fails; the summary names the failed ones.
 TEST_STEPS := test-lint test-unit test-notebooks test-notebooks-other-blas browser-test-if-possible
+# The tests must leave the tree as they found it (scripts/tree_state.sh): a step that
+# rewrites a tracked file, or leaves a new one behind, fails `make test`.
 test: setup
-	@failed=""; for step in $(TEST_STEPS); do \
+	@before=$$(scripts/tree_state.sh); failed=""; for step in $(TEST_STEPS); do \
 		echo "== make $$step =="; start=$$SECONDS; \
 		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
 		echo "== make $$step: $$((SECONDS - start)) s =="; \
 	done; \
+	if [ "$$before" != "$$(scripts/tree_state.sh)" ]; then \
+		echo "== the tests changed the tree (git status before and after):"; \
+		diff <(echo "$$before") <(scripts/tree_state.sh) || true; failed="$$failed tree-unchanged"; fi; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
-	echo "all test steps passed: $(TEST_STEPS)"
+	echo "all test steps passed: $(TEST_STEPS), and the tree is as it was"
 
 test-lint: setup
 	$(PY) scripts/lint_notebooks.py notebooks
