@@ -66,13 +66,22 @@ def test_every_chapter_has_a_build_piece(chapter):
 
 
 def test_a_piece_that_needs_another_cell_passes_with_a_note_for_chapter_10():
+    """Jupyter compiles each cell under its own file name: a helper from another cell gets
+    the note (chapter 10 runs the build cell alone), a helper in the same cell does not."""
     from build_cells import solution
     names = {"__name__": "__main__", "reference": solution("03", "push_gradients")}
-    exec("def helper(root, grad):\n    return reference(root, grad)\n\n"
-         "def push_gradients(root, grad):\n    return helper(root, grad)\n", names)
+    exec(compile("def helper(root, grad):\n    return reference(root, grad)\n",
+                 "<cell 1>", "exec"), names)
+    exec(compile("def push_gradients(root, grad):\n    return helper(root, grad)\n",
+                 "<cell 2>", "exec"), names)
     result = build.check_piece("engine", names["push_gradients"])
     assert result and "it uses helper, defined in another cell" in result.message
     assert "One thing" not in build.check_piece("engine", names["reference"]).message
+    exec(compile("def helper(root, grad):\n    return reference(root, grad)\n\n"
+                 "def push_gradients(root, grad):\n    return helper(root, grad)\n",
+                 "<cell 3>", "exec"), names)
+    result = build.check_piece("engine", names["push_gradients"])
+    assert result and "One thing" not in result.message, result.message
 
 
 def test_the_notebooks_import_cells_run_before_its_build_cells(tmp_path, capsys):
@@ -104,3 +113,26 @@ def test_use_says_when_a_piece_is_not_written_yet(capsys):
         pass
     assert capsys.readouterr().out == ""
     assert x.grad.tolist() == [4.0]
+
+
+def test_methods_copied_from_minigrads_own_class_are_refused():
+    """A class whose methods are minigrad's own (copied by assignment or built with type())
+    is minigrad's piece under another name."""
+    from minigrad.ops import arithmetic
+    from minigrad.ops.op import Op
+    own = arithmetic.MulBackward0
+    copied = type("MulBackward0", (Op,), {"__slots__": (), "forward": own.forward,
+                                          "backward": own.backward})
+    result = build.check_piece("mul", copied)
+    assert not result and "minigrad's own" in result.message and "copied" in result.message
+
+    class Calls(Op):
+        __slots__ = ()
+
+        def forward(self, a, b):
+            return own.forward(self, a, b)
+
+        def backward(self, grad, a, b):
+            return arithmetic.MulBackward0.backward(self, grad, a, b)
+    result = build.check_piece("mul", Calls)
+    assert not result and "it uses minigrad's own" in result.message

@@ -156,8 +156,14 @@ def borrowed(piece, obj):
     """Why ``obj`` is not the learner's own piece, or ``""``: it is one of minigrad's own
     objects for the piece (``piece.own``), a subclass of one, or code that calls one (looked
     up through the functions and classes of the learner's notebook it uses, by the names its
-    code reads: globals, closures, defaults and attributes of modules)."""
+    code reads: globals, closures, defaults and attributes of modules and classes). The
+    methods of an own class count as its own too (``forward = MulBackward0.forward``)."""
     own = {id(value): label for label, value in piece.own.items()}
+    for label, value in piece.own.items():
+        if inspect.isclass(value):
+            for name, method in vars(value).items():
+                if inspect.isfunction(_unwrap(method)) and id(_unwrap(method)) not in own:
+                    own[id(_unwrap(method))] = f"{label}.{name}"
     if not own:
         return ""
     if id(_unwrap(obj)) in own:
@@ -170,6 +176,12 @@ def borrowed(piece, obj):
                 return (f"it is a subclass of minigrad's own {own[id(base)]}, so it runs "
                         "minigrad's code, not yours. Write the class from scratch (from the "
                         "base the build cell names, if it names one).")
+    if inspect.isclass(obj):
+        for name, value in vars(obj).items():
+            if id(_unwrap(value)) in own:
+                return (f"its {name} is minigrad's own {own[id(_unwrap(value))]}, copied into "
+                        "your class, so it runs minigrad's code, not yours. Write that method "
+                        "yourself.")
     for label in _calls(obj, own):
         return (f"it uses minigrad's own {label}, the very piece you are asked to write, so "
                 "the check would compare minigrad with itself. Write that part yourself.")
@@ -302,19 +314,26 @@ def _dtype_name(value):
 def _defined_elsewhere(obj):
     """The functions and classes of the notebook (``__main__``) that ``obj`` (a function, or
     a class's own methods) reads as globals, also inside comprehensions and through a
-    decorator such as ``@mg.no_grad()``: chapter 10's payoff will not have them."""
+    decorator such as ``@mg.no_grad()``, and that another cell defined (Jupyter compiles
+    each cell under a file name of its own): chapter 10's payoff will not have them."""
+    functions = [inspect.unwrap(f) for f in _functions_of(obj)]
+    functions = [f for f in functions if inspect.isfunction(f)]
+    cells = {f.__code__.co_filename for f in functions}
     found = []
-    for function in _functions_of(obj):
-        function = inspect.unwrap(function)
-        if not inspect.isfunction(function):
-            continue
+    for function in functions:
         for name in sorted(_names_read(function.__code__)):
             value = function.__globals__.get(name)
             if (value is not obj and getattr(value, "__module__", None) == "__main__"
                     and (inspect.isfunction(value) or inspect.isclass(value))
-                    and name not in found):
+                    and name not in found and not _code_files(value) & cells):
                 found.append(name)
     return found
+
+
+def _code_files(obj):
+    """The file names (in Jupyter: the cells) of the code that makes up ``obj``."""
+    return {inspect.unwrap(f).__code__.co_filename for f in _functions_of(obj)
+            if inspect.isfunction(inspect.unwrap(f))}
 
 
 def show(value):
