@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_student import CLEARED, is_speaker_note  # noqa: E402  (one rule for both copies)
+from make_student import clears_output, is_speaker_note  # noqa: E402  (one rule for both copies)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE_POINTS = 2
@@ -86,7 +86,7 @@ def grader_cells(cells, lecture):
             continue
         cell = json.loads(json.dumps(original))
         tags = cell["metadata"].get("tags", [])
-        if cell["cell_type"] == "code" and CLEARED & set(tags):
+        if clears_output(cell):
             cell["outputs"], cell["execution_count"] = [], None
         if "solution" in tags:
             exercise += 1

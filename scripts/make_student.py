@@ -4,7 +4,8 @@ Each cell tagged ``solution`` gets its stub instead (``metadata.minigrad.stub``,
 ``# your code here``), shown open rather than collapsed; solution and check cells lose
 their stored outputs, and so do the cells tagged ``compare-with-yours`` (a listing of
 minigrad's own piece, placed after the build's check: the learner runs it once theirs
-passes). The speaker notes (cells of slide type ``notes``) are left out: they
+passes) and the cells that run the learner's pieces (``teach.use``, ``teach.my_pieces``),
+whose stored output is what the reference pieces printed. The speaker notes (cells of slide type ``notes``) are left out: they
 are written for the instructor and discuss the exercises' answers. The checks still run in
 the copy and say "no answer yet" until the learner writes one. The original notebooks are
 only read.
@@ -28,11 +29,23 @@ def is_speaker_note(cell):
 # Cells whose stored output would give an answer away: solutions, checks (a stored ✓), and
 # listings of minigrad's own piece shown after a build's check ("compare with yours").
 CLEARED = {"solution", "check", "compare-with-yours"}
+# Calls that run the learner's pieces: their stored output is what the reference pieces did
+# ("ran your op: True", "yours" for every piece), not what the learner's copy will print.
+RUNS_YOUR_PIECES = ("teach.use(", "my_pieces(")
+
+
+def clears_output(cell):
+    """Is this cell's stored output left out of a copy for learners (``make student`` and
+    ``make nbgrader`` alike)?"""
+    source = "".join(cell["source"])
+    return cell["cell_type"] == "code" and bool(
+        CLEARED & set(cell.get("metadata", {}).get("tags", []))
+        or any(call in source for call in RUNS_YOUR_PIECES))
 
 
 def student_cell(cell):
     tags = cell.get("metadata", {}).get("tags", [])
-    if cell["cell_type"] != "code" or not CLEARED & set(tags):
+    if not clears_output(cell):
         return cell
     cell = json.loads(json.dumps(cell))
     cell["outputs"], cell["execution_count"] = [], None

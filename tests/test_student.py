@@ -74,6 +74,10 @@ def test_no_solution_survives(student):
             assert "None" in stub or "your code here" in stub, stub
         for cell in tagged(copy, "check") + tagged(copy, "exercise"):
             assert cell["outputs"] == [], "a stored ✓ would give the answer away"
+        for cell in copy["cells"]:
+            if cell["cell_type"] == "code" and any(
+                    call in "".join(cell["source"]) for call in ("teach.use(", "my_pieces(")):
+                assert cell["outputs"] == [], "a stored 'yours' would be the reference's"
 
 
 def test_no_speaker_note_survives(student):
