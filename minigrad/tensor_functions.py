@@ -24,11 +24,12 @@ def tensor_from(value):
 
 def as_array(data, dtype=None):
     """``data`` as a fresh numpy array with PyTorch's dtype rules: Python floats -> float32,
-    ints -> int64, bools -> bool; numpy arrays keep their dtype."""
+    ints -> int64, bools -> bool; numpy arrays keep their dtype. A tensor inside a list is
+    one number, as in PyTorch (``[t.sum(), t.mean()]``); a bigger one raises ValueError."""
     if isinstance(data, Tensor):
         arr = data._data.copy()
     elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
-        arr = np.array([as_array(x) for x in data])
+        arr = np.array([_element(x) for x in data], dtype=_list_dtype(_flat(data)))
     else:
         from_numpy = isinstance(data, (np.ndarray, np.generic))
         arr = np.array(data)
@@ -43,6 +44,40 @@ def as_array(data, dtype=None):
         arr = arr.astype(dtypes.to_numpy(dtype), copy=False)
     dtypes.from_numpy(arr.dtype)  # refuse dtypes minigrad does not have
     return arr
+
+
+def _element(x):
+    """An element of a list given to ``tensor``: a tensor there must hold one number."""
+    if isinstance(x, Tensor):
+        if x._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars "
+                             f"(a tensor of shape {list(x.shape)} inside a list): use "
+                             "mg.stack(list_of_tensors) to stack tensors")
+        return x._data.reshape(())
+    return as_array(x) if isinstance(x, (list, tuple)) else x
+
+
+def _list_dtype(leaves):
+    """PyTorch's dtype for a list that holds tensors: the widest float among its numbers (a
+    Python float counts as the default float32, not numpy's float64), else the widest
+    integer, else bool; None (numpy decides) for anything else."""
+    found = []
+    for x in leaves:
+        if isinstance(x, (Tensor, np.ndarray, np.generic)):
+            found.append((x._data if isinstance(x, Tensor) else np.asarray(x)).dtype)
+        elif isinstance(x, bool):
+            found.append(np.dtype(np.bool_))
+        elif isinstance(x, int):
+            found.append(np.dtype(np.int64))
+        elif isinstance(x, float):
+            found.append(np.dtype(dtypes.DEFAULT_FLOAT))
+        else:
+            return None
+    for kind in "fiub":
+        same = [d for d in found if d.kind == kind]
+        if same:
+            return max(same, key=lambda d: d.itemsize)
+    return None
 
 
 def _flat(data):

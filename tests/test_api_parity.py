@@ -142,3 +142,22 @@ def test_contiguous_copies_only_when_needed_and_keeps_the_graph():
     assert y.grad_fn.name() == "CloneBackward0"
     y.view(6).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+
+
+@pytest.mark.parametrize("make", [
+    "[lib.ones(2), lib.ones(2)]", "[lib.tensor(1.0), lib.tensor(2.0)]", "[lib.ones(1), lib.ones(1)]",
+    "[[lib.ones(1, 1), 2.0], [3, lib.tensor(4)]]", "[lib.tensor(1), lib.tensor(2)]",
+    "[lib.tensor(1.0, dtype=lib.float64), 2]", "(lib.ones(1), 2.5)", "[lib.tensor(True), False]",
+    "[lib.tensor(2), 2.5]", "[[lib.tensor(2)], [lib.tensor(3)]]",
+])
+def test_tensor_of_a_list_holding_tensors_is_pytorchs(torch, make):
+    """Each tensor in the list is one number (shape, dtype as PyTorch: a Python float is the
+    default float32); a tensor of more than one number raises ValueError, as in PyTorch."""
+    results = []
+    for lib in (mg, torch):
+        try:
+            t = lib.tensor(eval(make, {"lib": lib}))
+            results.append((tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()))
+        except ValueError as error:
+            results.append(("ValueError", "one element" in str(error)))
+    assert results[0] == results[1]
