@@ -292,54 +292,6 @@ def test_the_check_leaves_the_learners_class_as_it_was():
     assert "forward" not in vars(child) and "backward" not in vars(child)
 
 
-# ------------------------------------------------------------------ no answer in sight
-
-def _student_cells():
-    """Chapter 2's cells as the student copy has them (make_student's own function)."""
-    import importlib.util
-    import json
-    from pathlib import Path
-    from build_cells import NOTEBOOKS
-    script = Path(NOTEBOOKS).parent / "scripts" / "make_student.py"
-    spec = importlib.util.spec_from_file_location("make_student", script)
-    make_student = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_student)
-    for notebook in sorted(Path(NOTEBOOKS).glob("02*_*.ipynb")):
-        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-        yield from (make_student.student_cell(c) for c in cells
-                    if not make_student.is_speaker_note(c))
-
-
-def _text(cell):
-    parts = ["".join(cell["source"])]
-    for output in cell.get("outputs", []):
-        parts.append("".join(output.get("text", "")))
-        parts += ["".join(v) for v in output.get("data", {}).values()
-                  if isinstance(v, (str, list))]
-    return "\n".join(parts)
-
-
-def test_the_student_copy_shows_no_line_of_the_answer():
-    """No line of the notebook's solution or of minigrad's own MulBackward0, other than
-    what the build's statement and stub give (the class line, forward's signature, the
-    import of Op), is in chapter 2's student copy: sources or stored outputs."""
-    import inspect
-    cells = list(_student_cells())
-    given = "\n".join(_text(c) for c in cells
-                      if "build" in c["metadata"].get("tags", [])
-                      or "### Build" in "".join(c["source"]))
-    answer = build_cells("02")[0] + "\n" + inspect.getsource(OWN)
-    lines = {line.strip() for line in answer.splitlines()
-             if len(line.strip()) > 3 and line.strip() not in given
-             and line.strip() != "__slots__ = ()"}
-    assert {"return grad * b, grad * a", "self.save_for_backward(a, b)"} <= lines
-    for cell in cells:
-        text = _text(cell)
-        shown = sorted(line for line in lines if line in text)
-        assert not shown, (shown, "".join(cell["source"])[:200])
-    compared = [c for c in cells if "compare-with-yours" in c["metadata"].get("tags", [])]
-    assert compared and not any(c["outputs"] for c in compared)  # what yours saved: cleared
-
 
 def test_the_float32_reference_is_pytorchs():
     """What the check holds a learner's node to on float32 (the product's dtype, the gradient
