@@ -77,9 +77,7 @@ class InPlaceMethods:
         if self._check_inplace(value, overlapping=True):
             return self._record_in_place(lambda before: before.masked_fill(mask, value))
         out = self.masked_fill(mask, value.detach() if isinstance(value, Tensor) else value)
-        if out._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(out.shape)}")
+        _check_output_shape(self, out._data.shape)
         np.copyto(_writable(self._data), out._data)
         self._bump_version()
         return self
@@ -108,9 +106,7 @@ class InPlaceMethods:
         if self._data.base is not None:
             return self._record_in_place_on_view(compute)
         result = compute(_wrap(self._data.copy(), self._grad_fn))
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(result.shape)}")
+        _check_output_shape(self, result._data.shape)
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
                                f"output type {self.dtype}")
@@ -147,9 +143,7 @@ class InPlaceMethods:
         if old is not None:
             before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, path))
         result = compute(before)
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(result.shape)}")
+        _check_output_shape(self, result._data.shape)
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
                                f"output type {self.dtype}")
@@ -192,8 +186,7 @@ class InPlaceMethods:
                 shape = np.broadcast_shapes(self._data.shape, np.shape(b))
             except ValueError:
                 raise _broadcast_error(self._data, b, name) from None
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(shape)} in {name}") from None
+            raise _output_shape_error(self, shape, f" in {name}") from None
         except TypeError:
             # numpy's "same_kind" refused; PyTorch's rule decides (it allows int64 -> uint8).
             # The result of a true division is a float even for two integers.
@@ -326,9 +319,7 @@ class InPlaceMethods:
         if self._check_inplace(end) or self._check_inplace(weight):
             return self._record_in_place(lambda before: before.lerp(end, weight))
         result = self.lerp(end, weight)
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
-                               f"broadcast shape {list(result.shape)}")
+        _check_output_shape(self, result._data.shape)
         np.copyto(self._data, result._data, casting="unsafe")
         self._bump_version()
         return self
@@ -395,13 +386,14 @@ class InPlaceMethods:
         """Copy ``src``'s values into this tensor (broadcast to its shape, converted to its
         dtype). In the graph, ``src`` gets the gradient and the old values none."""
         src_t = src if isinstance(src, Tensor) else tensor_from(src)
+        try:  # src broadcasts to this tensor's shape, never beyond it (as in PyTorch)
+            _check_output_shape(self, np.broadcast_shapes(self._data.shape, src_t._data.shape))
+        except ValueError:
+            raise _broadcast_error(self._data, src_t._data, "copy_") from None
         recorded = self._check_inplace(src_t)
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(lambda _: src_t.expand(self.shape).to(self.dtype) * 1)
-        try:
-            np.copyto(self._data, src_t._data, casting="unsafe")
-        except ValueError:
-            raise _broadcast_error(self._data, src_t._data, "copy_") from None
+        np.copyto(self._data, src_t._data, casting="unsafe")
         self._bump_version()
         if recorded:
             self._set_grad_fn(d.CopyBackwards(_edges(self, src_t),
@@ -440,3 +432,16 @@ class InPlaceMethods:
 
     def index_fill_(self, dim, index, value):
         return _shape.index_fill_(self, dim, index, value)
+
+
+def _output_shape_error(tensor, shape, where=""):
+    """PyTorch's error for an in-place op whose result has another shape than the tensor
+    it writes into (``a += b`` with ``b`` of more dimensions, ``copy_`` from a bigger one)."""
+    return RuntimeError(f"output with shape {list(tensor.shape)} doesn't match the broadcast "
+                        f"shape {list(shape)}{where}")
+
+
+def _check_output_shape(tensor, shape):
+    if tuple(shape) != tensor._data.shape:
+        raise _output_shape_error(tensor, shape)
+

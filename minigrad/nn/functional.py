@@ -6,6 +6,7 @@ losses live in ``loss_functions.py`` and the normalisations in ``_norms.py``; th
 reachable from here, as in ``torch.nn.functional``.
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -126,7 +127,8 @@ def linear(input, weight, bias=None):
             f"and {w.shape[1]}x{w.shape[0]}): the layer expects {w.shape[1]} input features "
             f"but the input's last dimension is {x.shape[-1] if x.ndim else 'missing'}")
     if x.ndim != 2:
-        batch = linear(input.reshape(-1, w.shape[1]), weight, bias)
+        rows = math.prod(x.shape[:-1])  # not -1: with no features, -1 would be any number
+        batch = linear(input.reshape(rows, w.shape[1]), weight, bias)
         return batch.view(*x.shape[:-1], w.shape[0])
     # As in PyTorch: the weight reaches the product through a transpose node.
     w_t = TBackward0.run_view_of(weight)  # weight.t()
