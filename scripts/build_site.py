@@ -77,7 +77,8 @@ def links_line(stem, chapter, position):
     """Under the title: where the lecture sits, and its deck and notebook (relative links,
     raw HTML so that Sphinx leaves them alone: the files are copied in after the build)."""
     part = f"part {position + 1} of {len(chapter['lectures'])} of " if len(chapter["lectures"]) > 1 else ""
-    return (f'<p class="minigrad-links">Lecture {stem}, {part}chapter {chapter["number"]} · '
+    number = re.match(r"\d\d[a-z]?", stem)[0]
+    return (f'<p class="minigrad-links">Lecture {number}, {part}chapter {chapter["number"]} · '
             f'<a href="../slides/{stem}.slides.html">the slides</a> · '
             f'<a href="../notebooks/{stem}.ipynb" download>download the notebook</a> '
             f'(run it with <code>make lab</code>)</p>')
@@ -151,6 +152,8 @@ def write_sources(chapters):
 
 def decks_up_to_date(stems):
     """Build the decks that are missing or older than their notebook (make slides builds all)."""
+    if not all(build_slides.cached_tarball(spec).exists() for spec in build_slides.PACKAGES):
+        subprocess.run([str(ROOT / "scripts" / "system_packages.sh"), "npm"], check=True)  # once
     build_slides.fetch_vendor()
     inputs = [Path(build_slides.__file__)] + list((ROOT / "scripts" / "slides_template").rglob("*"))
     newest_input = max(p.stat().st_mtime for p in inputs)
