@@ -10,7 +10,8 @@ checks) is opened from disk at 390x844 and fails on:
 - a missing image (an <img> that did not load);
 - a page wider than the phone: the body's scrollWidth over the viewport's 390 px (pictures,
   tables and code may scroll inside their own box);
-- a lecture whose equations MathJax did not typeset, or whose widgets did not render.
+- a lecture whose equations MathJax did not typeset, or whose widgets did not render;
+- a full-text search (search.html?q=retain_graph) that does not find chapter 04b.
 A screenshot of the landing page (390 px and 1280 px wide) goes to build/site-check/.
 Uses the browser helpers of scripts/browser_check.py (Debian's Chromium via playwright).
 
@@ -107,6 +108,25 @@ def check_page(context, path):
     return problems, facts
 
 
+def check_search(context, query="retain_graph", expected="lectures/04b_retain_graph_and_hooks.html"):
+    """Full-text search from disk: the results of ``query`` include ``expected``."""
+    problems, console = [], []
+    page = context.new_page()
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(str(e)))
+    page.goto((SITE / "search.html").as_uri() + f"?q={query}", wait_until="load")
+    try:
+        page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0",
+                               timeout=15_000)
+    except Exception:  # playwright's TimeoutError
+        problems.append(f"searching for {query!r} found nothing")
+    found = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
+    page.close()
+    if found and not any(url.split("#")[0].endswith(expected) for url in found):
+        problems.append(f"searching for {query!r} did not find {expected}")
+    return problems + ["console: " + c[:300] for c in console], len(found)
+
+
 def broken_links(page_path, links, ids_of):
     """Internal links (file: URLs into the site) whose file or #anchor does not exist."""
     broken = []
@@ -145,6 +165,7 @@ def main():
             context = browser.new_context(viewport=PHONE, device_scale_factor=1)
             for path in pages:
                 results[path.resolve()] = check_page(context, path)
+            search_problems, n_found = check_search(context) if not args.pages else ([], 0)
             context.close()
             for viewport, name in ((PHONE, "index_phone.png"), ({"width": 1280, "height": 800}, "index.png")):
                 shot = browser.new_page(viewport=viewport)
@@ -163,6 +184,11 @@ def main():
         for problem in problems:
             print("    " + problem)
         failures += bool(problems)
+    if not args.pages:
+        print(f"search for 'retain_graph': {'ok' if not search_problems else 'FAILED'}, {n_found} results")
+        for problem in search_problems:
+            print("    " + problem)
+        failures += bool(search_problems)
     print(f"{len(results) - failures} pages passed, {failures} failed, {time.time() - start:.0f} s "
           f"(screenshots of the landing page in {OUT.relative_to(ROOT)})")
     return 1 if failures else 0

@@ -53,6 +53,9 @@ html_title = "minigrad: the course"
 html_static_path = ["_static"]
 html_css_files = ["minigrad.css"]
 html_copy_source = False
+# Search results without the snippet under each title: the snippet is fetched from the
+# page, which a browser refuses for a site opened from disk (file://).
+html_show_search_summary = False
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {
