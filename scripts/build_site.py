@@ -194,6 +194,11 @@ def main():
                "-c", str(SITE_SOURCES), "-d", str(ROOT / "build" / "site-doctrees"), str(SRC), str(OUT)]
     if subprocess.run(command).returncode:
         sys.exit("sphinx-build failed (warnings count as errors): see above")
+    solutions = sum(json.dumps(c.get("metadata", {})).count('"source_hidden": true')
+                    for stem in stems for c in json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"])
+    folded = sum(p.read_text(encoding="utf-8").count("Show the solution") for p in (OUT / "lectures").glob("*.html"))
+    if folded != solutions:
+        sys.exit(f"{solutions} solutions in the notebooks but {folded} folded on the site")
     copy_tree(DECKS, OUT / "slides")
     (OUT / "notebooks").mkdir()
     for stem in stems:
