@@ -73,12 +73,16 @@ def markdown_cell(text):
     return {"cell_type": "markdown", "metadata": {}, "source": text}
 
 
+def lecture_number(stem):
+    """"01a" for 01a_derivatives_by_hand, "00" for 00_welcome."""
+    return re.match(r"\d\d[a-z]?", stem)[0]
+
+
 def links_line(stem, chapter, position):
     """Under the title: where the lecture sits, and its deck and notebook (relative links,
     raw HTML so that Sphinx leaves them alone: the files are copied in after the build)."""
     part = f"part {position + 1} of {len(chapter['lectures'])} of " if len(chapter["lectures"]) > 1 else ""
-    number = re.match(r"\d\d[a-z]?", stem)[0]
-    return (f'<p class="minigrad-links">Lecture {number}, {part}chapter {chapter["number"]} · '
+    return (f'<p class="minigrad-links">Lecture {lecture_number(stem)}, {part}chapter {chapter["number"]} · '
             f'<a href="../slides/{stem}.slides.html">the slides</a> · '
             f'<a href="../notebooks/{stem}.ipynb" download>download the notebook</a> '
             f'(run it with <code>make lab</code>)</p>')
@@ -127,7 +131,7 @@ def index_page(chapters, rows):
     for chapter in chapters:
         for stem in chapter["lectures"]:
             _, title, minutes, what = rows[stem]
-            text += f"| {stem[:3]} | [{title}](lectures/{stem}.ipynb) | {minutes} | {what} |\n"
+            text += f"| {lecture_number(stem)} | [{title}](lectures/{stem}.ipynb) | {minutes} | {what} |\n"
     entries = [f"lectures/{c['lectures'][0]}" if len(c["lectures"]) == 1 else f"chapters/{c['number']}"
                for c in chapters]
     text += "\n```{toctree}\n:hidden:\n:caption: The course\n\n" + "\n".join(entries) + "\n```\n"
