@@ -116,13 +116,15 @@ def check_search(context, query="retain_graph", expected="lectures/04b_retain_gr
     page.on("pageerror", lambda e: console.append(str(e)))
     page.goto((SITE / "search.html").as_uri() + f"?q={query}", wait_until="load")
     try:
-        page.wait_for_function("() => document.querySelectorAll('#search-results li').length > 0",
-                               timeout=15_000)
+        page.wait_for_function("() => /Search finished/.test(document.querySelector('#search-results')"
+                               "?.innerText || '')", timeout=15_000)
     except Exception:  # playwright's TimeoutError
-        problems.append(f"searching for {query!r} found nothing")
+        problems.append(f"searching for {query!r} did not finish")
     found = page.evaluate("() => [...document.querySelectorAll('#search-results li a')].map(a => a.href)")
     page.close()
-    if found and not any(url.split("#")[0].endswith(expected) for url in found):
+    if not found:
+        problems.append(f"searching for {query!r} found nothing")
+    elif not any(url.split("#")[0].endswith(expected) for url in found):
         problems.append(f"searching for {query!r} did not find {expected}")
     return problems + ["console: " + c[:300] for c in console], len(found)
 
