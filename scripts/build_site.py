@@ -203,7 +203,10 @@ def main():
     folded = sum(p.read_text(encoding="utf-8").count("Show the solution") for p in (OUT / "lectures").glob("*.html"))
     if folded != solutions:
         sys.exit(f"{solutions} solutions in the notebooks but {folded} folded on the site")
-    copy_tree(DECKS, OUT / "slides")
+    (OUT / "slides").mkdir()
+    for name in [f"{stem}.slides.html" for stem in stems] + ["index.html"]:
+        shutil.copy2(DECKS / name, OUT / "slides")
+    copy_tree(DECKS / "vendor", OUT / "slides" / "vendor")
     (OUT / "notebooks").mkdir()
     for stem in stems:
         shutil.copy2(ROOT / "notebooks" / f"{stem}.ipynb", OUT / "notebooks")
