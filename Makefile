@@ -21,12 +21,13 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
 .PHONY: setup setup-course system lab test test-lint test-unit test-notebooks \
 	test-notebooks-other-blas test-blas-kernels browser-test browser-test-if-possible \
-	test-latest lock notebooks figures slides student nbgrader bench clean
+	test-latest lock notebooks figures slides site site-test student nbgrader bench clean
 
 # Two stamps: the course (what a student needs) and the tests on top (PyTorch, Playwright).
 COURSE_STAMP := $(VENV)/.course-installed
 TEST_STAMP := $(VENV)/.test-installed
 GRADE_STAMP := $(VENV)/.grade-installed
+SITE_STAMP := $(VENV)/.site-installed
 
 setup-course: $(COURSE_STAMP) $(LAB_OVERRIDES) system
 setup: $(TEST_STAMP) $(LAB_OVERRIDES) system
@@ -43,9 +44,9 @@ $(COURSE_STAMP): pyproject.toml constraints.txt | $(PY)
 	touch $@
 
 $(TEST_STAMP): $(COURSE_STAMP)
-	@echo "== installing the test tools: pytest, nbval, PyTorch (CPU), Playwright, nbgrader =="
-	$(PIP_INSTALL) -e '.[course,test,grade]' 2>&1 | $(PIP_OUTPUT)
-	$(PY) -c "import pytest, nbval, torch, playwright, nbgrader"  # fail here if the install broke
+	@echo "== installing the test tools: pytest, nbval, PyTorch (CPU), Playwright, nbgrader, Sphinx =="
+	$(PIP_INSTALL) -e '.[course,test,grade,site]' 2>&1 | $(PIP_OUTPUT)
+	$(PY) -c "import pytest, nbval, torch, playwright, nbgrader, sphinx, myst_nb, sphinx_book_theme"  # fail here if the install broke
 	touch $@
 
 # nbgrader for instructors (its own extra: students never install it).
@@ -53,6 +54,13 @@ $(GRADE_STAMP): $(COURSE_STAMP)
 	@echo "== installing nbgrader =="
 	$(PIP_INSTALL) -e '.[course,grade]' 2>&1 | $(PIP_OUTPUT)
 	$(PY) -c "import nbgrader"  # fail here if the install broke
+	touch $@
+
+# Sphinx, myst-nb and sphinx-book-theme for the course website (`make site`).
+$(SITE_STAMP): $(COURSE_STAMP)
+	@echo "== installing Sphinx, myst-nb and sphinx-book-theme =="
+	$(PIP_INSTALL) -e '.[course,site]' 2>&1 | $(PIP_OUTPUT)
+	$(PY) -c "import sphinx, myst_nb, sphinx_book_theme"  # fail here if the install broke
 	touch $@
 
 $(LAB_OVERRIDES): scripts/jupyterlab_overrides.json | $(PY)
@@ -116,7 +124,7 @@ test-latest:
 lock:
 	rm -rf .venv-lock
 	$(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/python -m pip install --disable-pip-version-check --progress-bar off -e '.[course,test,grade]' 2>&1 | $(PIP_OUTPUT)
+	.venv-lock/bin/python -m pip install --disable-pip-version-check --progress-bar off -e '.[course,test,grade,site]' 2>&1 | $(PIP_OUTPUT)
 	.venv-lock/bin/python scripts/write_constraints.py > constraints.txt
 	rm -rf .venv-lock
 	@echo "constraints.txt rewritten: run make test, then commit it"
@@ -134,6 +142,16 @@ slides: setup-course  ## offline reveal.js decks in build/slides (npm fetches re
 	@scripts/system_packages.sh npm
 	$(PY) scripts/build_slides.py
 
+# The decks it links to are built first where missing or stale; npm is needed only while
+# build/vendor/ lacks a package (build_site.py installs it then): after one `make slides`,
+# the site builds offline.
+site: $(SITE_STAMP)  ## the course as a static website in build/site (Sphinx + myst-nb)
+	$(PY) scripts/build_site.py
+
+site-test: setup site  ## every page of build/site in headless Chromium, at a phone's width
+	@scripts/system_packages.sh chromium
+	$(PY) scripts/site_check.py
+
 student: setup-course  ## the course without solutions, in build/student
 	$(PY) scripts/make_student.py
 
@@ -141,9 +159,11 @@ nbgrader: $(GRADE_STAMP)  ## an nbgrader course folder in build/nbgrader (README
 	$(PY) scripts/make_nbgrader.py
 	@echo "next: cd build/nbgrader && PATH=$(abspath $(VENV))/bin:\$$PATH nbgrader generate_assignment LECTURE"
 
-browser-test: setup slides  ## every chapter run in JupyterLab in headless Chromium, every deck shown
+browser-test: setup slides  ## every chapter run in JupyterLab in headless Chromium, every deck and site page shown
 	@scripts/system_packages.sh chromium
-	$(PY) scripts/browser_check.py --decks
+	@status=0; $(PY) scripts/browser_check.py --decks || status=1; \
+	echo "== the website: make site-test =="; \
+	$(MAKE) --no-print-directory site-test || status=1; exit $$status
 
 # Part of `make test` where Chromium is (or can be) installed; otherwise say so and go on.
 browser-test-if-possible: setup

@@ -46,14 +46,19 @@ URLS = {
 }
 
 
+def cached_tarball(spec):
+    """Where the npm package ``spec`` (name@version) is cached."""
+    name, version = spec.rsplit("@", 1)
+    return CACHE / f"{name.replace('@', '').replace('/', '-')}-{version}.tgz"
+
+
 def fetch_vendor():
     """Download (once) and unpack the front-end packages the decks load."""
     CACHE.mkdir(parents=True, exist_ok=True)
     target = DECKS / "vendor"
     target.mkdir(parents=True, exist_ok=True)
     for spec, folder in PACKAGES.items():
-        name, version = spec.rsplit("@", 1)
-        tarball = CACHE / f"{name.replace('@', '').replace('/', '-')}-{version}.tgz"
+        tarball = cached_tarball(spec)
         if not tarball.exists():
             if shutil.which("npm") is None:
                 sys.exit("npm is needed once to fetch reveal.js and friends: "

@@ -107,3 +107,20 @@ def test_jupyterlab_overrides_use_settings_that_exist():
             allowed = [choice["const"] for choice in prop.get("oneOf", [])]
             assert value in allowed if allowed else isinstance(value, {"boolean": bool, "string": str}[prop["type"]])
     assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+
+
+def test_site_toc_lists_the_readme_lectures_in_order():
+    """The website's chapters (site/toc.yml) are the README's course table, in its order,
+    and every notebook is in both (scripts/build_site.py refuses to build otherwise)."""
+    import sys
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import build_site
+    chapters = build_site.read_toc()
+    assert [c["number"] for c in chapters] == [f"{n:02d}" for n in range(12)]
+    assert all(stem.startswith(c["number"]) for c in chapters for stem in c["lectures"])
+
+
+def test_make_test_installs_the_site_extra():
+    makefile = (ROOT / "Makefile").read_text()
+    test_install = makefile.split("$(TEST_STAMP): $(COURSE_STAMP)")[1].split("touch $@")[0]
+    assert "site" in re.search(r"-e '\.\[([^\]]*)\]'", test_install)[1].split(",")
