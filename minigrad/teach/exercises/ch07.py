@@ -242,6 +242,18 @@ def _backward_hint(got, upstream, softmax, dim):
         return (" This is the backward of softmax (whose output is p), not of log-softmax "
                 "(whose output is log p): differentiate log p_c = z_c - log sum_j exp(z_j) "
                 "by z_k; the factor p_c of softmax's derivative is not there.")
+    n = got.shape[dim] if got.ndim else 1
+    if close(1 - softmax) or close(1 - n * softmax) or close(-softmax):
+        return (" Your backward ignores the gradient that arrived (its grad argument): what it "
+                "returns would be the same whatever arrived. The chain rule multiplies the "
+                "derivative of each log-probability by the gradient arriving at it, and adds "
+                "those up for each logit.")
+    if close(upstream - softmax * (upstream * softmax).sum(axis=dim, keepdims=True)):
+        return (" Your second term adds up the arriving gradients of the slice each weighted "
+                "by its probability: that weighting belongs to softmax's backward (whose "
+                "output is p), not to log-softmax's (whose output is log p). Differentiate "
+                "log p_c = z_c - log sum_j exp(z_j) by z_k: the arriving gradients are added "
+                "up without any weight.")
     if close(upstream - softmax):
         return (" It is right only when the arriving gradients of a slice add up to 1: the "
                 "second term must scale with their sum along dim (keepdims=True).")
