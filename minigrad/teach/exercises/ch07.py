@@ -132,24 +132,24 @@ def check_soft_target_gradient(grad_logits):
     hint = ("write each sample's loss as -sum_c t_c z_c + (sum_c t_c) log sum_j exp(z_j), "
             "differentiate with respect to z_k, and remember how the batch's loss is made "
             "from the samples' losses.")
-    if not _given(grad_logits):
-        pass
-    elif _matches(grad_logits, p * s - t):
+    def like(*candidates):
+        return _given(grad_logits) and any(_matches(grad_logits, c) for c in candidates)
+    if like(p * s - t):
         hint = ("that is the gradient of the SUM of the two samples' losses; "
                 "nn.CrossEntropyLoss() takes their mean (reduction='mean'): how does that "
                 "enter each logit's gradient?")
-    elif _matches(grad_logits, (p * s - t) / z.size):
+    elif like((p * s - t) / z.size):
         hint = ("the mean is over the samples of the batch, not over every logit: how many "
                 "samples are there?")
-    elif _matches(grad_logits, (p - t) / n) or _matches(grad_logits, p - t):
+    elif like((p - t) / n, p - t):
         hint = ("the first target sums to more than 1: where does each sample's sum(target) "
                 "enter the formula?")
-    elif _matches(grad_logits, (p * t.sum() - t) / n) or _matches(grad_logits, p * t.sum() - t):
+    elif like((p * t.sum() - t) / n, p * t.sum() - t):
         hint = ("that multiplies p by the sum of ALL the batch's targets: each sample's own "
                 "target sum goes with its own logits.")
-    elif _matches(grad_logits, (t - p * s) / n) or _matches(grad_logits, t - p * s):
+    elif like((t - p * s) / n, t - p * s):
         hint = "check the sign: a class with a big target must get a negative gradient."
-    elif _matches(grad_logits, p * s / n) or _matches(grad_logits, p * s):
+    elif like(p * s / n, p * s):
         hint = "that is only the part from the log-sum-exp: the -t_c z_c terms add more."
     return check("grad_logits", grad_logits, logits.grad, tol=1e-5, hint=hint)
 
