@@ -74,7 +74,8 @@ def test_a_reference_walk_over_minigrads_order_passes():
     (newest_first_walk(add=False), ["received 48.0; expected 64.0", "2 paths", "added"]),
     (road_by_road, ["ran 2 times", "once"]),
     (newest_first_walk(run_leaves=True), ["leaf a got a .grad", "AccumulateGrad"]),
-    (newest_first_walk(order=lambda nodes: nodes[::-1]), ["received no gradient"]),
+    (newest_first_walk(order=lambda nodes: nodes[::-1]),
+     ["AddBackward0", "received no gradient", "never ran", "PowBackward0", "order is wrong"]),
     (newest_first_walk(order=lambda nodes: nodes[:-1]), ["received no gradient"]),
     (lambda root, grad: [root], ["returned list", "dict"]),
     (newest_first_walk(in_place=True), ["read-only", "a new array"]),
@@ -217,6 +218,34 @@ def queue_every_arrival(root, grad):
     return arrived
 
 
+def reversed_order(root, grad):
+    """Runs backward's order reversed (the leaves first), each node on what its buffer holds
+    by then (zeros when nothing has arrived)."""
+    buffers, arrived = {root: grad}, {}
+    for node in graph.execution_order([root])[::-1]:
+        total = buffers.pop(node, np.zeros_like(grad) if node is not root else grad)
+        arrived[node] = total
+        if not hasattr(node, "variable"):
+            for (n, _), g in zip(node.next_functions, node.apply(total)):
+                if n is not None and g is not None:
+                    buffers[n] = buffers[n] + g if n in buffers else g
+    return arrived
+
+
+def root_gradient_for_every_node(root, grad):
+    """Adds the buffers right, but runs every node on the root's gradient."""
+    buffers, arrived = {root: grad}, {}
+    for node in graph.execution_order([root]):
+        if node not in buffers:
+            continue
+        arrived[node] = buffers.pop(node)
+        if not hasattr(node, "variable"):
+            for (n, _), g in zip(node.next_functions, node.apply(grad)):
+                if n is not None and g is not None:
+                    buffers[n] = buffers[n] + g if n in buffers else g
+    return arrived
+
+
 def leaves_only(root, grad):
     return {n: g for n, g in newest_first_walk()(root, grad).items() if hasattr(n, "variable")}
 
@@ -252,6 +281,12 @@ def test_the_kahn_walk_without_a_slip_passes():
     # runs the nodes in depth-first order: a node runs before its gradients have all arrived
     (depth_first_order, ["received 16.0; expected 64.0", "2 paths"]),
     (queue_every_arrival, ["ran 2 times", "once"]),
+    # the order reversed: a node runs before the nodes that send it gradients
+    (reversed_order, ["AddBackward0", "received 0.0; expected 16.0",
+                      "ran before PowBackward0", "order is wrong"]),
+    # every node runs on the root's gradient, not on its own total
+    (root_gradient_for_every_node, ["received 1.0; expected 16.0", "AddBackward0",
+                                    "not on its own total", "root's gradient"]),
     (leaves_only, ["PowBackward0", "received no gradient", "dict you return"]),
     (lambda root, grad: None, ["returned NoneType", "dict"]),
 ])

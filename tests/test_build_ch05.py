@@ -102,6 +102,11 @@ def one_axis_at_a_time(grad, shape):
     return grad.reshape(shape)
 
 
+def sums_added_then_reshapes(grad, shape):
+    """Sums the dimensions broadcasting added, then reshapes to the input's shape."""
+    return grad.sum(axis=tuple(range(grad.ndim - len(shape)))).reshape(shape)
+
+
 def untransposed(grad, a, b):
     """grad @ b instead of grad @ b.T."""
     return grad @ b, a.T @ grad
@@ -186,6 +191,17 @@ def swaps_axes_0_and_1(grad, a, b):
             _batch_sum(np.swapaxes(a, 0, 1) @ grad, b.shape))
 
 
+def flattens_the_batch(grad, a, b):
+    """Stacks the batch into rows (right for X @ W only), transposing the last two axes."""
+    rows_a, rows_g = a.reshape(-1, a.shape[-1]), grad.reshape(-1, grad.shape[-1])
+    return (rows_g @ np.swapaxes(b, -1, -2)).reshape(a.shape), rows_a.T @ rows_g
+
+
+def flattens_the_batch_with_T(grad, a, b):
+    rows_a, rows_g = a.reshape(-1, a.shape[-1]), grad.reshape(-1, grad.shape[-1])
+    return (rows_g @ b.T).reshape(a.shape), rows_a.T @ rows_g
+
+
 def with_np_dot(grad, a, b):
     """np.dot instead of @: not a batch of products on more than two dimensions."""
     return (_batch_sum(np.dot(grad, _t(b)), a.shape),
@@ -247,6 +263,9 @@ def test_the_notebooks_sum_to_passes():
     (one_added_dimension, ["returned shape (4, 3); expected (3,)",
                            "added dimensions on the left"]),
     (one_axis_at_a_time, ["raised ValueError", "cannot reshape", "renumbers the axes"]),
+    (sums_added_then_reshapes, ["raised ValueError", "cannot reshape array of size 12",
+                                "leaves 12 numbers, but the input has 4", "stretched",
+                                "summed into that number", "cannot add the copies up"]),
 ])
 def test_a_wrong_sum_to_fails_and_says_why(wrong, words):
     result = teach.check_piece("unbroadcast", wrong)
@@ -339,6 +358,10 @@ def test_the_notebooks_mm_backward_passes():
     (swaps_axes_0_and_1, ["raised ValueError", "transposing axes 0 and 1 moves a batch "
                                                "dimension"]),
     (with_np_dot, ["np.dot does not"]),
+    (flattens_the_batch, ["one matrix times a batch", "cannot reshape", "Flattening the "
+                          "batch into rows", "batch dimensions of its own", "Keep the batch"]),
+    (flattens_the_batch_with_T, ["one matrix times a batch", "raised ValueError",
+                                 "Flattening the batch into rows", "Keep the batch"]),
     (into_float64_zeros, ["grad_a is float64", "float32", "np.ones(shape) without dtype"]),
     (as_tensors, ["returned a Tensor for grad_a; return a numpy array"]),
     (scales_grad_in_place, ["changed grad itself"]),

@@ -122,6 +122,26 @@ class NormalStart(Linear):
         self.weight = nn.Parameter(mg.randn(out_features, in_features))
 
 
+class NormalWithTheBound(Linear):
+    """normal_(0, bound) for uniform_(-bound, bound): the bound of in_features, not uniform."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__(in_features, out_features, bias=False)
+        bound = 1 / math.sqrt(in_features)
+        self.weight = nn.Parameter(mg.empty(out_features, in_features).normal_(0, bound))
+        self.bias = nn.Parameter(mg.empty(out_features).normal_(0, bound)) if bias else None
+
+
+class OutFeaturesBound(Linear):
+    """uniform_ in ±1/sqrt(out_features)."""
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__(in_features, out_features, bias=False)
+        bound = 1 / math.sqrt(out_features)
+        self.weight = nn.Parameter(mg.empty(out_features, in_features).uniform_(-bound, bound))
+        self.bias = nn.Parameter(mg.empty(out_features).uniform_(-bound, bound)) if bias else None
+
+
 class TransposedDraw(Linear):
     """The right bound and shape, but drawn as (in, out) and transposed: other numbers."""
 
@@ -152,6 +172,9 @@ class NoSuperInit(Linear):
     (NoBiasAtAll, ["['weight']", "with bias=True the layer also has a bias"]),
     (BiasFirst, ["['bias', 'weight']", "the weight first"]),
     (NormalStart, ["beyond ±1/sqrt(in_features)"]),
+    (NormalWithTheBound, ["beyond ±1/sqrt(in_features)", "not uniform within ±bound",
+                          "draws uniform"]),
+    (OutFeaturesBound, ["1/sqrt(out_features)", "nn.Linear's is 1/sqrt(in_features)"]),
     (TransposedDraw, ["not what nn.Linear draws", "the weight first, then the bias"]),
     (AlwaysABias, ["with bias=False there is no bias parameter"]),
     (NoSuperInit, ["raised AttributeError", "super().__init__()"]),

@@ -212,6 +212,21 @@ class GradMinusProbabilities(LogSoftmaxBackward0):
         return grad - np.exp(out)
 
 
+class IgnoresTheArrivingGradient(LogSoftmaxBackward0):
+    """1 - p: the derivative of log p_c by z_c alone, without grad."""
+
+    def backward(self, grad, out):
+        return 1 - np.exp(out)
+
+
+class WeightedSum(LogSoftmaxBackward0):
+    """sum(grad * p) for sum(grad): softmax's sum in log-softmax's backward."""
+
+    def backward(self, grad, out):
+        p = np.exp(out)
+        return grad - p * (grad * p).sum(axis=self.dim, keepdims=True)
+
+
 class SumsEverything(LogSoftmaxBackward0):
     def backward(self, grad, out):
         return grad - np.exp(out) * grad.sum()
@@ -307,6 +322,10 @@ class SavesTheShiftedLogits(LogSoftmaxBackward0):
     (LogOfSoftmax, ["-inf where minigrad's is finite", "log(softmax(z)) is not log_softmax(z)"]),
     (SoftmaxBackward, ["backward of softmax", "not of log-softmax"]),
     (GradMinusProbabilities, ["add up to 1", "scale with their sum along dim"]),
+    (IgnoresTheArrivingGradient, ["gradient differs", "ignores the gradient that arrived",
+                                  "whatever arrived", "multiplies"]),
+    (WeightedSum, ["gradient differs", "each weighted by its probability",
+                   "belongs to softmax's backward", "without any weight"]),
     (SumsEverything, ["over the whole array", "sum along the dim forward received"]),
     (ShiftOnlyOutside, ["off by each slice's max", "in both places"]),
     (ReturnsProbabilities, ["These are the probabilities", "their log"]),
@@ -328,7 +347,7 @@ def test_minigrads_own_objects_are_listed_for_the_refusal():
 
 def test_the_new_messages_do_not_give_the_backward_formula():
     for answer in (SoftmaxBackward, GradMinusProbabilities, SumsEverything, LastAxisBackward,
-                   BackwardFromTheLogits):
+                   BackwardFromTheLogits, IgnoresTheArrivingGradient, WeightedSum):
         text = message(answer)
         assert "grad - " not in text and "softmax *" not in text and "p *" not in text, text
 

@@ -28,7 +28,7 @@ _REQUIRED = object()
 def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay=True, clone=True,
              skip_none=True, dampen=False, read_group_lr=True, state_key="momentum_buffer",
              lr_default=1e-3, momentum_default=0, buffer="clone", update="in place", sign=-1,
-             zero_grad_in_step=False):
+             zero_grad_in_step=False, first_group_only=False, decay_after_buffer=False):
     """An SGD written like the notebook's, right with the defaults; each switch is a
     typical mistake."""
     class WrongSGD(optim.Optimizer):
@@ -38,7 +38,7 @@ def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay
             self.buffers = {}
 
         def _update(self):
-            for group in self.param_groups:
+            for group in self.param_groups[:1] if first_group_only else self.param_groups:
                 lr = group["lr"] if read_group_lr else self.lr
                 for i, p in enumerate(group["params"]):
                     if p.grad is None:
@@ -46,7 +46,7 @@ def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay
                             continue
                         p.grad = mg.zeros_like(p)
                     g = p.grad
-                    if decay and group["weight_decay"]:
+                    if decay and group["weight_decay"] and not decay_after_buffer:
                         g = g + group["weight_decay"] * p
                     if group["momentum"]:
                         state = self.state[p] if keep_buffer else {}
@@ -59,6 +59,8 @@ def make_sgd(restart=False, keep_buffer=True, no_grad=True, in_place=True, decay
                             m = group["momentum"]
                             state[state_key].mul_(m).add_(g * (1 - m) if dampen else g)
                         g = state[state_key]
+                    if decay_after_buffer and group["weight_decay"]:
+                        g = g + group["weight_decay"] * p
                     if update == "data":
                         p.data = p.data + sign * lr * g
                     elif in_place:
@@ -96,6 +98,14 @@ def replaces_parameters(params, lr=1e-3, momentum=0, weight_decay=0):
 class NoWeightDecay(make_sgd()):
     def __init__(self, params, lr=1e-3, momentum=0):
         super().__init__(params, lr=lr, momentum=momentum)
+
+
+class KeywordsToSuper(optim.Optimizer):
+    """Hands the settings to Optimizer.__init__ one by one, as keywords."""
+    def __init__(self, params, lr=1e-3, momentum=0, weight_decay=0):
+        super().__init__(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+
+    step = make_sgd().step
 
 
 class DefaultsInKwargs(make_sgd()):
@@ -186,6 +196,13 @@ def test_minigrads_own_sgd_is_refused(own, words):
     (make_sgd(lr_default=0.01), ["your __init__ has lr=0.01", "PyTorch's SGD has lr=0.001"]),
     (make_sgd(lr_default=_REQUIRED), ["lr has no default", "PyTorch's SGD has lr=0.001"]),
     (make_sgd(momentum_default=0.9), ["momentum=0.9", "PyTorch's SGD has momentum=0"]),
+    (make_sgd(first_group_only=True), ["parameter b is", "second group", "did not move",
+                                       "every group"]),
+    (make_sgd(decay_after_buffer=True), ["weight_decay=0.01", "momentum buffer of w",
+                                         "lacks exactly the weight decay",
+                                         "decay goes into the gradient before the buffer"]),
+    (KeywordsToSuper, ["TypeError", "unexpected keyword argument 'lr'", "Optimizer",
+                       "ONE dict of defaults", "not the settings one by one"]),
     (DefaultsInKwargs, ["lr=0.01 in its param group", "PyTorch's default is lr=0.001"]),
     (make_sgd(buffer="numpy zeros"), ["float32 nn.Linear(3, 2)", "momentum buffer of weight",
                                       "is float64", "float32 inputs"]),

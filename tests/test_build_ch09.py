@@ -202,6 +202,43 @@ def float64_shares(model, optimizer, criterion, inputs, targets, accumulation_st
     optimizer.step()
 
 
+def empty_last(model, optimizer, criterion, inputs, targets, accumulation_steps):
+    """k slices of ceil(n / k) rows: the last is empty when the rows run out (9 rows in 4)."""
+    size = math.ceil(len(inputs) / accumulation_steps)
+    optimizer.zero_grad()
+    for i in range(accumulation_steps):
+        x, y = inputs[i * size:(i + 1) * size], targets[i * size:(i + 1) * size]
+        (criterion(model(x), y) * share(x, inputs)).backward()
+    optimizer.step()
+
+
+def steps_as_size(model, optimizer, criterion, inputs, targets, accumulation_steps):
+    """accumulation_steps read as the micro-batch's size."""
+    k = accumulation_steps
+    optimizer.zero_grad()
+    for start in range(0, len(inputs), k):
+        x, y = inputs[start:start + k], targets[start:start + k]
+        (criterion(model(x), y) * share(x, inputs)).backward()
+    optimizer.step()
+
+
+def full_share_over_steps(model, optimizer, criterion, inputs, targets, accumulation_steps):
+    """len(x) / size / k: the share of a full micro-batch, wrong for a smaller last one."""
+    size = math.ceil(len(inputs) / accumulation_steps)
+    optimizer.zero_grad()
+    for x, y in micro_batches(inputs, targets, accumulation_steps):
+        (criterion(model(x), y) * (len(x) / size / accumulation_steps)).backward()
+    optimizer.step()
+
+
+def divided_by_its_rows(model, optimizer, criterion, inputs, targets, accumulation_steps):
+    """Each mean loss divided by its own number of rows."""
+    optimizer.zero_grad()
+    for x, y in micro_batches(inputs, targets, accumulation_steps):
+        (criterion(model(x), y) / len(x)).backward()
+    optimizer.step()
+
+
 def calls_the_courses_step(model, optimizer, criterion, inputs, targets, accumulation_steps):
     ch09.accumulated_step(model, optimizer, criterion, inputs, targets, accumulation_steps)
 
@@ -258,6 +295,14 @@ def test_the_courses_own_step_is_refused(own, words):
     (times_its_rows, ["multiplied by its number of rows", "12 times the batch's mean"]),
     (float64_shares, ["a loss you called backward() on is float64", "float32",
                       "float64 constant"]),
+    (empty_last, ["a batch of 9", "a forward pass got 0 rows", "[3, 3, 3, 0]", "nan",
+                  "never run the model on 0 rows"]),
+    (steps_as_size, ["12 forward passes of 1 row each", "NUMBER of micro-batches",
+                     "not the number of rows"]),
+    (full_share_over_steps, ["a batch of 10", "add up to 0.833", "share of the rows",
+                             "3/10, 3/10, 3/10, 1/10"]),
+    (divided_by_its_rows, ["divided by its own number of rows", "share of the rows",
+                           "divided by the number of rows in the whole batch"]),
     (42, ["expected a function"]),
 ])
 def test_a_wrong_step_fails_with_what_to_fix(wrong, words):

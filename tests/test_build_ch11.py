@@ -147,6 +147,25 @@ class ChangesItsInput(Softplus):
         return y
 
 
+class OneSided(Softplus):
+    """x + log(1 + e^-x): inf at x = -1000."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x + (1 + (-x).exp()).log()
+
+
+class WholeTensorMax(Softplus):
+    """The max trick with the whole tensor's max: log(0) = -inf far below it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        m = x.max().clamp(min=0)
+        return m + ((-m).exp() + (x - m).exp()).log()
+
+
 def cell(source, name="Softplus", imports=("mg", "np", "nn", "F")):
     """``name`` as a notebook cell defines it (after ``imports``): its lines can be named in
     a message."""
@@ -256,6 +275,10 @@ BetaTwo = cell("""class Softplus(mg.autograd.Function):
 
 @pytest.mark.parametrize("answer, words", [
     (Textbook, ["at x = [-1000.0", "not finite", "exp only ever sees numbers ≤ 0"]),
+    (OneSided, ["gives [inf, inf, 0.0", "large NEGATIVE x", "x = -1000, -100",
+                "exp only ever sees numbers ≤ 0"]),
+    (WholeTensorMax, ["gives [-inf", "log(0)", "underflowed", "each entry's own large part",
+                      "not one number for the whole tensor"]),
     (ForgetsAbs, ["at x = [-4.0, -0.5, 0.0, 0.7, 3.0]", "which is not log(1 + e^x)"]),
     (AbsInsteadOfClamp, ["which is not log(1 + e^x)", "expected"]),
     (CallsFSoftplus, ["minigrad's own F.softplus", "the very piece you are asked to write"]),

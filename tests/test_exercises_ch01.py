@@ -113,15 +113,31 @@ def test_chain_rule_missing_answer():
 # ---------------------------------------------------------------- exercise 3: best step
 
 def test_best_step_is_the_argmin_of_the_errors():
-    exact = 1 / (2 * math.sqrt(2.0))
-    errors = {k: abs(float(ch01.central_difference(np.sqrt, np.float32(2.0), 10.0 ** -k)) - exact)
+    exact = 1 / (2 * math.sqrt(4.0))
+    errors = {k: abs((math.sqrt(4.0 + 10.0 ** -k) - 2.0) / 10.0 ** -k - exact)
               for k in range(1, 16)}
     best = min(errors, key=errors.get)
     assert ch01.best_step_answer() == 10.0 ** -best
     # a clear winner: the next best step is at least twice as bad
     assert sorted(errors.values())[1] > 2 * errors[best]
-    # not the step the chapter prints for its own float64 function (copying it fails)
-    assert best != 5 and not ch01.check_best_step(1e-5)
+    # none of the best steps 01b prints for f (forward and central, float64 and float32:
+    # 1e-8, 1e-5, 1e-3, 1e-2), nor sqrt(eps) = 1e-8: copying one of them fails
+    for shown in (8, 5, 3, 2):
+        assert best != shown and not ch01.check_best_step(10.0 ** -shown)
+
+
+def test_best_step_differs_from_the_steps_the_notebook_prints():
+    """01b prints each curve's best step for f(x) = x³/3 - x at 2 (section 5)."""
+    def f(x):
+        return x * x * x / 3 - x
+    steps = [10.0 ** -k for k in range(1, 16)]
+    forward = [abs((f(2.0 + h) - f(2.0)) / h - 3.0) for h in steps]
+    central = [abs((f(2.0 + h) - f(2.0 - h)) / (2 * h) - 3.0) for h in steps]
+    x32 = np.float32(2.0)
+    forward32 = [abs(float((f(x32 + np.float32(h)) - f(x32)) / np.float32(h)) - 3.0)
+                 for h in steps]
+    shown = {steps[errors.index(min(errors))] for errors in (forward, central, forward32)}
+    assert ch01.best_step_answer() not in shown
 
 
 def test_best_step_accepts_the_answer_however_written():

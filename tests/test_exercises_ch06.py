@@ -111,3 +111,21 @@ def test_checks_leave_the_default_random_stream_alone():
     ch06.check_parameter_names(RIGHT_NAMES)
     ch06.check_registered_parameters(REGISTERED)
     assert mg.randn(3).tolist() == expected.tolist()
+
+
+def test_06b_shows_none_of_exercise_3s_nested_names_before_the_exercise():
+    """The title cell's learning goals once named "2.0.bias", one of the answers."""
+    import json
+    from pathlib import Path
+    path = Path(__file__).parent.parent / "notebooks" / "06b_sequential_and_state.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    before = []
+    for cell in cells:
+        text = "".join(cell["source"])
+        if "Exercise 3" in text:
+            break
+        before.append(text)
+    shown = "\n".join(before)
+    for name in RIGHT_NAMES:
+        if "." in name[2:]:  # the nested ones, the exercise's point
+            assert f'"{name}"' not in shown, name

@@ -96,28 +96,44 @@ def test_cross_entropy_wrong_or_missing():
 def test_soft_target_gradient_right_answer():
     logits = mg.tensor(ch07.SOFT_LOGITS)
     target = mg.tensor(ch07.SOFT_TARGET)
-    grad_logits = logits.softmax(dim=0) * target.sum() - target
+    grad_logits = (logits.softmax(dim=1) * target.sum(dim=1, keepdim=True) - target) / 2
     assert ch07.check_soft_target_gradient(grad_logits)
     assert ch07.check_soft_target_gradient(grad_logits.tolist())
 
 
-def test_soft_target_gradient_sums_to_zero_and_matches_pytorch_formula():
+def test_soft_target_gradient_is_the_batch_mean_and_rows_sum_to_zero():
     logits = mg.tensor(ch07.SOFT_LOGITS, requires_grad=True)
     nn.CrossEntropyLoss()(logits, mg.tensor(ch07.SOFT_TARGET)).backward()
-    assert abs(logits.grad.sum().item()) < 1e-6
+    assert np.allclose(logits.grad.sum(dim=1).numpy(), 0, atol=1e-6)
+    sums = mg.tensor(ch07.SOFT_TARGET).sum(dim=1)
+    assert sums[0].item() != 1 and len(ch07.SOFT_LOGITS) == 2   # the division by N shows
+
+
+def test_the_exercise_is_not_the_formula_the_lecture_prints():
+    """07b prints softmax(out) * target.sum() - target for one sample: applied to the
+    batch as it is, it fails."""
+    logits = mg.tensor(ch07.SOFT_LOGITS)
+    target = mg.tensor(ch07.SOFT_TARGET)
+    assert not ch07.check_soft_target_gradient(logits.softmax(dim=1) * target.sum() - target)
+    assert not ch07.check_soft_target_gradient(
+        logits.softmax(dim=1) * target.sum(dim=1, keepdim=True) - target)
 
 
 def test_soft_target_gradient_wrong_or_missing():
     logits = mg.tensor(ch07.SOFT_LOGITS)
     target = mg.tensor(ch07.SOFT_TARGET)
-    p = logits.softmax(dim=0)
-    cases = [(p - target, "sums to more than 1"),          # the one-hot formula
-             (target - p * target.sum(), "sign"),
-             (p * target.sum(), "only the part"),
-             (mg.zeros(3), "differentiate"),
-             (mg.zeros(2), "shape"),
+    p = logits.softmax(dim=1)
+    s = target.sum(dim=1, keepdim=True)
+    cases = [(p * s - target, "SUM of the two samples' losses"),
+             ((p * s - target) / 6, "not over every logit"),
+             ((p - target) / 2, "sums to more than 1"),          # the one-hot formula
+             (p * target.sum() - target, "sum of ALL the batch's targets"),
+             ((target - p * s) / 2, "sign"),
+             (p * s / 2, "only the part"),
+             (mg.zeros(2, 3), "differentiate"),
+             (mg.zeros(3), "shape"),
              (None, "no answer yet")]
     for answer, hint in cases:
         result = ch07.check_soft_target_gradient(answer)
         assert not result
-        assert hint in repr(result)
+        assert hint in repr(result), (hint, repr(result))

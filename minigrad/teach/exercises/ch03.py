@@ -360,6 +360,8 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
         raise Mismatch(f"it returned {type(arrived).__name__}; return a dict "
                        "{node: the total gradient that reached it}")
     paths = _paths_into(fresh_order)
+    senders = _senders(fresh_order)
+    totals = {node: expected.get(w) for w, node in zip(order, fresh_order)}
     names = {id(t.grad_fn if t.grad_fn is not None else graph.get_gradient_edge(t).node): name
              for name, t in leaves.items()}
     tolerance = dict(rtol=1e-9, atol=1e-12) if dtype is float64 else dict(rtol=1e-4, atol=1e-5)
@@ -369,6 +371,13 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
         got = arrived.get(node)
         at = f"{where}, {label}, step {step} of backward's order,"
         if got is None:
+            sent = [s for s in senders.get(node, []) if runs.get(s, 0)]
+            if sent and not hasattr(node, "variable") and not runs.get(node, 0):
+                raise Mismatch(f"{at} received no gradient (expected {_show(want)}) and never "
+                               f"ran, although {sent[0].name()}, which sends it a gradient, "
+                               "ran: your walk came to it before that node had run. The order "
+                               "is wrong: a node must run after every node that sends it "
+                               "gradients (backward's order, the output first), never before.")
             raise Mismatch(f"{at} received no gradient (expected {_show(want)}). Every node that "
                            "a gradient reaches must be in the dict you return.")
         if np.shape(got) != np.shape(want):
@@ -382,10 +391,7 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
                                f"gradient your walk was given here is {_show(seed)}: start the "
                                "walk from the grad argument as it is (loss.backward() passes "
                                "ones, loss.backward(gradient=v) passes v).")
-            hint = (f" It is reached along {paths[node]} paths: their gradients must all be "
-                    "added (one buffer per node) before it runs, and it must run once."
-                    if paths.get(node, 0) > 1 else
-                    " Did the node before it run before all of its gradients had arrived?")
+            hint = _value_hint(node, senders.get(node, []), runs, totals, fresh_root, seed, paths)
             raise Mismatch(f"{at} received {_show(got)}; expected {_show(want)}.{hint}")
         same_dtype(f"{where}, the gradient that reached {label} (step {step})", got, want)
     for node in fresh_order:
@@ -401,6 +407,42 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
                            "over (do not call a leaf's AccumulateGrad node).")
 
 
+def _senders(order):
+    """The nodes that send each node a gradient (those whose next_functions hold it)."""
+    found = {}
+    for node in order:
+        for nxt, _ in node.next_functions:
+            if nxt is not None and node not in found.setdefault(nxt, []):
+                found[nxt].append(node)
+    return found
+
+
+def _value_hint(node, senders, runs, totals, root, seed, paths):
+    """What to fix when ``node`` received a wrong total: a node that sends it gradients
+    ran on the output's gradient instead of its own total, or ran after it (the order is
+    wrong), or its paths were not all added."""
+    for sender in senders:
+        ran_on = runs.grads.get(sender)
+        total = totals.get(sender)
+        if (sender is not root and ran_on is not None and total is not None
+                and np.shape(ran_on) == np.shape(seed) and np.allclose(ran_on, seed)
+                and not np.allclose(total, seed)):
+            return (f" {sender.name()}, which sends it its gradient, ran on the gradient the "
+                    f"walk was given at the output ({_show(seed)}), not on its own total "
+                    f"({_show(total)}): each node must run (apply) on the total that arrived "
+                    "in its own buffer, not on the root's gradient.")
+    late = [s for s in senders if s in runs.order and node in runs.order
+            and runs.order.index(s) > runs.order.index(node)]
+    if late:
+        return (f" It ran before {late[0].name()}, which sends it a gradient: the order is "
+                "wrong. A node must run after every node that sends it gradients (backward's "
+                "order, the output first), never before.")
+    if paths.get(node, 0) > 1:
+        return (f" It is reached along {paths[node]} paths: their gradients must all be "
+                "added (one buffer per node) before it runs, and it must run once.")
+    return " Did the node before it run before all of its gradients had arrived?"
+
+
 def _as_if_ones(got, want_node, order, root, seed, tolerance):
     """Does ``got`` equal what the node receives when the output's gradient is ones?"""
     if np.allclose(seed, 1.0):
@@ -409,16 +451,25 @@ def _as_if_ones(got, want_node, order, root, seed, tolerance):
     return ones is not None and np.allclose(np.asarray(got, dtype=float), ones, **tolerance)
 
 
+class _Runs(dict):
+    """How often each node ran, in which order (``order``), on what (``grads``, its first run)."""
+    def __init__(self):
+        super().__init__()
+        self.order, self.grads = [], {}
+
+
 @contextlib.contextmanager
 def _counting_runs():
     """Count how often each op node runs (its ``apply``) inside the block."""
     from unittest import mock
 
     from ...ops.op import Op
-    runs, own = {}, Op.apply
+    runs, own = _Runs(), Op.apply
 
     def apply(node, grad):
         runs[node] = runs.get(node, 0) + 1
+        runs.order.append(node)
+        runs.grads.setdefault(node, grad)
         return own(node, grad)
     with mock.patch.object(Op, "apply", apply):
         yield runs

@@ -9,6 +9,7 @@ pieces (``minigrad.teach.build``) are plugged into minigrad in place of its own
 """
 
 import contextlib
+import inspect
 
 import numpy as np
 
@@ -260,7 +261,20 @@ def _one_copy(grad, shape):
     return one[tuple(slice(0, 1) if n == 1 else slice(None) for n in shape)]
 
 
-def _sum_to_error_hint(error):
+def _sum_to_error_hint(grad, shape):
+    """What a learner's sum_to that raised on ``grad`` for ``shape`` most likely got wrong."""
+    added = grad.ndim - len(shape)
+    left = int(np.prod(grad.shape[max(added, 0):]))
+    return lambda error: _sum_to_advice(error, left, int(np.prod(shape)))
+
+
+def _sum_to_advice(error, left, size):
+    if f"cannot reshape array of size {left} " in str(error) and left != size:
+        return (f". Summing the added dimensions away leaves {left} numbers, but the input "
+                f"has {size}: where the input had size 1 and the gradient has more, "
+                "broadcasting stretched one number into copies, and their gradients must be "
+                "summed into that number (keeping size 1). A reshape only rearranges the "
+                "numbers; it cannot add the copies up.")
     if "cannot reshape" in str(error):
         return (". Summing axes one after another without keepdims renumbers the axes after "
                 "the one summed, so the later sums hit the wrong axes: keep the summed axes "
@@ -277,7 +291,7 @@ def _compare_sum_to(sum_to, grad, shape, label):
     want = formulas.sum_to(grad, shape)
     before = grad.copy()
     call = f"sum_to(grad of shape {grad.shape}, {shape}) ({label})"
-    got = attempt(call, lambda: sum_to(grad, shape), _sum_to_error_hint)
+    got = attempt(call, lambda: sum_to(grad, shape), _sum_to_error_hint(grad, shape))
     if got is None:
         raise Mismatch(f"{call} returned None; return the summed gradient.")
     if isinstance(got, mg.Tensor):
@@ -530,12 +544,30 @@ _TRANSPOSE_IN_A_BATCH = (
     "multiplies matrix by matrix along the batch (np.dot does not).")
 
 
-def _mm_error_hint(a, b, grad, shapes):
-    """What a learner's mm_backward that raised most likely got wrong."""
+def _names_read(function):
+    """The attribute and global names ``function``'s code reads (nested code too)."""
+    names, codes = set(), [getattr(inspect.unwrap(function), "__code__", None)]
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            names.update(code.co_names)
+            codes += [c for c in code.co_consts if inspect.iscode(c)]
+    return names
+
+
+def _mm_error_hint(a, b, grad, shapes, flattens=False):
+    """What a learner's mm_backward that raised most likely got wrong (``flattens``: its
+    code reshapes, as flattening the batch into rows does)."""
     batched = max(a.ndim, b.ndim) > 2
 
     def hint(error):
         text = str(error)
+        if batched and b.ndim > 2 and (flattens or "cannot reshape" in text):
+            return (". Flattening the batch into rows (a reshape) fits only a batch times ONE "
+                    f"matrix, X @ W: here B has batch dimensions of its own ({b.shape}), so "
+                    "each product of the batch has its own B, and the rows of different "
+                    "products cannot be stacked into one. Keep the batch dimensions: @ "
+                    "multiplies matrix by matrix along them; transpose the last two axes only.")
         if "axes don't match" in text or isinstance(error, np.exceptions.AxisError):
             return (". A transpose with axes written out (transpose(0, 2, 1), axis 2) fits "
                     "arrays of one number of dimensions only; A and B may have none, one or "
@@ -569,8 +601,9 @@ def _compare_mm(mm_backward, a, b, grad, label):
               "(r, s) @ (s, t) gives (r, t). Which product of grad with b, each transposed "
               "or not, has A's shape? And of a with grad, B's?")
     given = grad.copy()
+    flattens = bool({"reshape", "flatten", "ravel"} & _names_read(mm_backward))
     result = attempt(call, lambda: mm_backward(given, a.copy(), b.copy()),
-                     _mm_error_hint(a, b, grad, shapes))
+                     _mm_error_hint(a, b, grad, shapes, flattens))
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise Mismatch(f"{call} returned {type(result).__name__}; return two gradients, "
                        "(grad_a, grad_b).")

@@ -487,6 +487,16 @@ def _init_hint(name, got, n_in, n_out, seed):
             "the same layer as nn.Linear.")
 
 
+def _uniform_within_bound(Linear, seed, n=100):
+    """Do the learner's Linear(n, n)'s draws (in = out, so either bound is 1/sqrt(n)) all
+    stay within ±1/sqrt(n)?"""
+    manual_seed(seed)
+    layer = _build(Linear, n, n)
+    bound = (1 + 1e-6) / math.sqrt(n)
+    return all(np.abs(p.detach().numpy()).max(initial=0) <= bound
+               for p in layer.parameters())
+
+
 def _check_init(Linear, n_in, n_out, seed):
     """After ``manual_seed(seed)``, the same numbers as minigrad's own Linear draws."""
     manual_seed(seed)
@@ -500,7 +510,12 @@ def _check_init(Linear, n_in, n_out, seed):
         top = np.abs(got).max(initial=0)
         if top > bound * (1 + 1e-6):
             hint = ""
-            if n_out < n_in and top <= (1 + 1e-6) / math.sqrt(n_out):
+            if not _uniform_within_bound(Linear, seed):
+                hint = (" The draw is not uniform within ±bound: with as many inputs as "
+                        "outputs (both bounds the same) your layer still goes beyond it. A "
+                        "uniform draw never leaves ±bound, and nn.Linear draws uniform (a "
+                        "normal draw, with the bound as its spread, goes beyond it).")
+            elif n_out < n_in and top <= (1 + 1e-6) / math.sqrt(n_out):
                 hint = (" The bound is 1/sqrt(out_features) there: nn.Linear's is "
                         "1/sqrt(in_features), the number of inputs each output adds up.")
             raise Mismatch(f"after mg.manual_seed({seed}), Linear({n_in}, {n_out}).{name} "

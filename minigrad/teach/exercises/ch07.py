@@ -36,8 +36,8 @@ MSE_PREDICTIONS = [2.5, 0.0, 2.0, 8.0]
 MSE_TARGETS = [3.0, -0.5, 2.0, 7.0]
 CE_SCORES = [[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [2.0, 2.0, 2.0]]
 CE_LABELS = [1, 2, 0]
-SOFT_LOGITS = [0.5, -1.0, 2.0]
-SOFT_TARGET = [1.0, 0.0, 2.0]
+SOFT_LOGITS = [[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]]
+SOFT_TARGET = [[1.0, 0.0, 2.0], [0.0, 0.5, 0.5]]
 
 
 def _given(answer):
@@ -120,19 +120,36 @@ def check_cross_entropy_by_hand(ce):
 
 def check_soft_target_gradient(grad_logits):
     """Exercise 3: the gradient of ``nn.CrossEntropyLoss()(logits, target)`` with respect
-    to the logits, for one sample whose class-probability target does not sum to 1."""
+    to the logits, for a batch of two samples whose class-probability targets do not all
+    sum to 1 (the loss is the mean over the batch)."""
     logits = creation.tensor(SOFT_LOGITS, requires_grad=True)
     target = creation.tensor(SOFT_TARGET)
     nn.CrossEntropyLoss()(logits, target).backward()
     z, t = np.array(SOFT_LOGITS), np.array(SOFT_TARGET)
-    p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
-    hint = ("write the loss as -sum_c t_c z_c + (sum_c t_c) log sum_j exp(z_j) and "
-            "differentiate with respect to z_k.")
-    if _given(grad_logits) and _matches(grad_logits, p - t):
-        hint = "this target sums to more than 1: where does sum(target) enter the formula?"
-    elif _given(grad_logits) and _matches(grad_logits, t - p * t.sum()):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    s, n = t.sum(axis=1, keepdims=True), len(z)
+    hint = ("write each sample's loss as -sum_c t_c z_c + (sum_c t_c) log sum_j exp(z_j), "
+            "differentiate with respect to z_k, and remember how the batch's loss is made "
+            "from the samples' losses.")
+    def like(*candidates):
+        return _given(grad_logits) and any(_matches(grad_logits, c) for c in candidates)
+    if like(p * s - t):
+        hint = ("that is the gradient of the SUM of the two samples' losses; "
+                "nn.CrossEntropyLoss() takes their mean (reduction='mean'): how does that "
+                "enter each logit's gradient?")
+    elif like((p * s - t) / z.size):
+        hint = ("the mean is over the samples of the batch, not over every logit: how many "
+                "samples are there?")
+    elif like((p - t) / n, p - t):
+        hint = ("the first target sums to more than 1: where does each sample's sum(target) "
+                "enter the formula?")
+    elif like((p * t.sum() - t) / n, p * t.sum() - t):
+        hint = ("that multiplies p by the sum of ALL the batch's targets: each sample's own "
+                "target sum goes with its own logits.")
+    elif like((t - p * s) / n, t - p * s):
         hint = "check the sign: a class with a big target must get a negative gradient."
-    elif _given(grad_logits) and _matches(grad_logits, p * t.sum()):
+    elif like(p * s / n, p * s):
         hint = "that is only the part from the log-sum-exp: the -t_c z_c terms add more."
     return check("grad_logits", grad_logits, logits.grad, tol=1e-5, hint=hint)
 
@@ -242,6 +259,18 @@ def _backward_hint(got, upstream, softmax, dim):
         return (" This is the backward of softmax (whose output is p), not of log-softmax "
                 "(whose output is log p): differentiate log p_c = z_c - log sum_j exp(z_j) "
                 "by z_k; the factor p_c of softmax's derivative is not there.")
+    n = got.shape[dim] if got.ndim else 1
+    if close(1 - softmax) or close(1 - n * softmax) or close(-softmax):
+        return (" Your backward ignores the gradient that arrived (its grad argument): what it "
+                "returns would be the same whatever arrived. The chain rule multiplies the "
+                "derivative of each log-probability by the gradient arriving at it, and adds "
+                "those up for each logit.")
+    if close(upstream - softmax * (upstream * softmax).sum(axis=dim, keepdims=True)):
+        return (" Your second term adds up the arriving gradients of the slice each weighted "
+                "by its probability: that weighting belongs to softmax's backward (whose "
+                "output is p), not to log-softmax's (whose output is log p). Differentiate "
+                "log p_c = z_c - log sum_j exp(z_j) by z_k: the arriving gradients are added "
+                "up without any weight.")
     if close(upstream - softmax):
         return (" It is right only when the arriving gradients of a slice add up to 1: the "
                 "second term must scale with their sum along dim (keepdims=True).")

@@ -405,6 +405,10 @@ def _recorded_hint(error):
 
 
 def _settings_hint(error):
+    if isinstance(error, TypeError) and "Optimizer.__init__()" in str(error):
+        return (" Hint: the base class, Optimizer, takes the params and ONE dict of defaults "
+                "(every setting gathered into a single dict), not the settings one by one as "
+                "keywords.")
     if isinstance(error, TypeError):
         return (" Hint: take the settings as PyTorch does: SGD(params, lr=0.001, momentum=0, "
                 "weight_decay=0).")
@@ -525,6 +529,10 @@ def _sgd_trajectory(sgd_class, case, seed):
             if grads[name] is None:
                 hint = (" Its .grad is None: it took no part, so step() must leave it alone "
                         "(not even weight decay or momentum moves it).")
+            elif two_groups and name != "w" and np.array_equal(got, before[name]):
+                hint = (f" Parameter {name}, of the second group (param_groups[1]), did not "
+                        "move at all, while w, of the first, did. Hint: step() must go "
+                        "through every group in self.param_groups, not only the first.")
             else:
                 hint = _sgd_hint(before[name], got, grads[name],
                                  _group_settings(settings, two_groups, name), step,
@@ -534,7 +542,8 @@ def _sgd_trajectory(sgd_class, case, seed):
                             "momentum 0.5): read each setting from the group.")
             raise Mismatch(f"{label}, step {step}{what}: parameter {name} is {_show(got)}; "
                            f"expected {_show(want)}.{hint}")
-        _compare_buffers(optimizer, own, params, own_params, label, step)
+        _compare_buffers(optimizer, own, params, own_params, label, step,
+                         lambda name: _group_settings(settings, two_groups, name), before)
 
 
 def _grads_unchanged(params, grads, label, step):
@@ -572,7 +581,8 @@ def _same_tensors(optimizer, params, originals, label, step):
                            "update was recorded. Hint: step() must run with autograd off.")
 
 
-def _compare_buffers(optimizer, own, params, own_params, label, step):
+def _compare_buffers(optimizer, own, params, own_params, label, step, settings_of=None,
+                     before=None):
     """Each momentum buffer must sit in optimizer.state[p]['momentum_buffer'], as PyTorch's."""
     want = _own_buffers(own, own_params)
     state = getattr(optimizer, "state", None)
@@ -596,8 +606,15 @@ def _compare_buffers(optimizer, own, params, own_params, label, step):
                            "step, buffer included, runs with autograd off (@mg.no_grad()).")
         got = got.detach().numpy() if isinstance(got, Tensor) else np.asarray(got)
         if not np.allclose(got, buffer, rtol=1e-10, atol=1e-12):
+            decay = settings_of(name).get("weight_decay", 0) if settings_of else 0
+            hint = ""
+            if decay and before is not None and np.allclose(
+                    got, buffer - decay * before[name], rtol=1e-10, atol=1e-12):
+                hint = (" It lacks exactly the weight decay. Hint: the decay goes into the "
+                        "gradient before the buffer: the buffer adds up the decayed gradients "
+                        "(gradient plus weight_decay times the parameter), not the plain ones.")
             raise Mismatch(f"{label}, after step {step}: the momentum buffer of {name} is "
-                           f"{_show(got)}; expected {_show(buffer)}.")
+                           f"{_show(got)}; expected {_show(buffer)}.{hint}")
 
 
 def _check_zero_grad(sgd_class):

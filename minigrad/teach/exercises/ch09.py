@@ -420,6 +420,22 @@ def _diagnose(seed, dtype, before, after, batch, leftover, steps, sizes):
                                    f" ({m} micro-batches for accumulation_steps={steps})")
                 + ": in the batch's mean, a micro-batch weighs what its share of the rows is. "
                 "Hint: exercise 1's scale factors, one per micro-batch, from its size.")
+    shares = ", ".join(f"{size}/{n}" for size in sizes)
+    need = (" The weight each micro-batch's mean loss needs is its share of the rows: its "
+            f"number of rows divided by the number of rows in the whole batch ({shares} "
+            "here), so that the weights add up to 1.")
+    full = -(-n // steps)
+    if m > 1 and len(set(sizes)) > 1 and either(
+            _weighted(parts, [size / full / steps for size in sizes])):
+        return (f"each loss was weighted by its rows divided by the full micro-batch's "
+                f"{full}, divided by accumulation_steps: right only when every micro-batch is "
+                f"full; with micro-batches of {sizes} rows, those weights add up to "
+                f"{sum(sizes) / full / steps:.3g}, not 1." + need)
+    if any(size > 1 for size in sizes) and either(
+            _weighted(parts, [1 / size for size in sizes])):
+        return ("each loss was divided by its own number of rows, but a mean loss is already "
+                "divided by it: that weighs a micro-batch the less, the more rows it has."
+                + need)
     if either(_weighted(parts, [float(size) for size in sizes])):
         return (f"each loss was multiplied by its number of rows: that adds up the losses of "
                 f"all {n} rows, {n} times the batch's mean loss. Hint: a share of the rows is "
@@ -430,8 +446,9 @@ def _diagnose(seed, dtype, before, after, batch, leftover, steps, sizes):
                 "cleared .grad between the micro-batches; clear it once per optimizer step, "
                 "not once per micro-batch.")
     return ("the parameters did not move the way one step on the whole batch moves them. "
-            "Hint: every micro-batch needs its forward pass, its scaled loss and its "
-            "backward(); then one optimizer.step().")
+            "Hint: every micro-batch needs its forward pass, its loss weighted by its share "
+            "of the rows (its rows divided by the batch's) and its backward(); then one "
+            "optimizer.step().")
 
 
 def _coverage(inputs, rows):
@@ -494,6 +511,13 @@ def _one_call(function, model, optimizer, batch, steps):
     if not seen:
         raise Mismatch(f"{where}: the model never ran. Hint: each micro-batch needs a "
                        "forward pass, model(micro-batch's inputs).")
+    if 0 in seen:
+        raise Mismatch(f"{where}: a forward pass got 0 rows (micro-batches of {seen} rows): "
+                       "its mean loss is nan (the mean of no rows, 0 / 0), and a forward pass "
+                       "on nothing adds nothing but that nan. Hint: with micro-batches of "
+                       f"ceil({n} / {steps}) = {limit} rows, the rows can run out before "
+                       f"{steps} micro-batches; stop when they do, never run the model on 0 "
+                       "rows.")
     for part in model.rows:
         same_dtype(f"{where}: a micro-batch the model saw", part, inputs.detach().numpy())
     if steps > 1 and seen == [n]:
@@ -517,6 +541,12 @@ def _one_call(function, model, optimizer, batch, steps):
                        f"{seen}), more than ceil({n} / {steps}) = {limit}: more memory than "
                        "accumulation_steps micro-batches need. Hint: round the micro-batch "
                        "size up, not down.")
+    if len(seen) > steps and steps != limit and all(size == steps for size in seen[:-1]):
+        raise Mismatch(f"{where}: {len(seen)} forward passes of {steps} row"
+                       f"{'s' if steps != 1 else ''} each (micro-"
+                       f"batches of {seen} rows). Hint: accumulation_steps is the NUMBER of "
+                       f"micro-batches ({steps} here), not the number of rows in each: each "
+                       f"has at most ceil({n} / {steps}) = {limit} rows.")
     if len(seen) > steps:
         raise Mismatch(f"{where}: {len(seen)} forward passes (micro-batches of {seen} rows) "
                        f"where accumulation_steps is {steps}. Hint: with len(inputs) // "

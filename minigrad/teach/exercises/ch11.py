@@ -360,6 +360,26 @@ def _backward_hint(slope, want, values):
             "methods.")
 
 
+def _not_finite_hint(got, values):
+    """Why a forward gave inf or nan, from where it did: -inf is a log of 0 (a term that
+    underflowed), inf at a large negative x an e^-x that overflowed, inf or nan at a
+    large positive x an e^x that overflowed."""
+    x = np.broadcast_to(np.asarray(values, dtype=float), np.shape(got))
+    bad = ~np.isfinite(got)
+    at = ", ".join(f"{v:g}" for v in x[bad][:3])
+    if np.isneginf(got).any():
+        return (f" -inf (at x = {at}) is log(0): every term inside your log underflowed to "
+                "0, as e^(x - m) does when x lies far below the m you take out. Take out each "
+                "entry's own large part, not one number for the whole tensor: then one of "
+                "the two terms in the log is always e^0 = 1.")
+    if (x[bad] < 0).all():
+        return (f" e^-x overflows for a large NEGATIVE x (here at x = {at}): the form with "
+                "e^-x only suits x ≥ 0, as e^x only suits x ≤ 0. Rewrite log(1 + e^x) so "
+                "that exp only ever sees numbers ≤ 0, for either sign of x.")
+    return (" e^x overflows for a large x (float32 already at x = 89): rewrite log(1 + e^x) "
+            "so that exp only ever sees numbers ≤ 0, taking the large part out of the log.")
+
+
 def _check_values_and_grads(Softplus, values, upstream, dtype, chapter=False):
     """Values against minigrad's softplus; the gradient for ``upstream`` (not all ones)
     against minigrad's; the input left as it was."""
@@ -370,9 +390,8 @@ def _check_values_and_grads(Softplus, values, upstream, dtype, chapter=False):
     _check_unchanged(x, values, dtype, shown)
     got = y.detach().numpy()
     if not np.isfinite(got).all():
-        raise Mismatch(f"{shown} gives {_numbers(got)}: not finite. e^x overflows for a "
-                       "large x (float32 already at x = 89): rewrite log(1 + e^x) so that exp "
-                       "only ever sees numbers ≤ 0, taking the large part out of the log.")
+        raise Mismatch(f"{shown} gives {_numbers(got)}: not finite."
+                       f"{_not_finite_hint(got, values)}")
     same_dtype(f"the output of your forward for {shown}", y, want)
     if not np.allclose(got, want.detach().numpy(), rtol=rtol, atol=atol):
         raise Mismatch(f"{shown} gives {_numbers(got)}, which is not log(1 + e^x): expected "
