@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from . import formulas
-from .formulas import _is_array
+from .formulas import is_array
 from .op import Op
 from .pointwise import _dual, erf, tanh, zeros_like
 
@@ -35,7 +35,7 @@ sigmoid = _dual(_sigmoid, "sigmoid")
 
 def _softplus(x):
     """log(1 + e^x), of an array or (recorded) of a Tensor."""
-    if _is_array(x):
+    if is_array(x):
         return np.logaddexp(0, x)
     return SoftplusBackward0.run((x,), x._data, 1.0, 20.0)
 
@@ -227,19 +227,19 @@ class LogSigmoidBackward0(Op):
 # constant 0: the first derivative has a graph (as in PyTorch) even when nothing else does.
 
 def _threshold_backward(grad, out):
-    if _is_array(grad):
+    if is_array(grad):
         return formulas.zero_where(out <= 0, grad)
     return ThresholdBackwardBackward0.run((grad, out), grad._data, out._data)
 
 
 def _leaky_relu_backward(grad, a, slope):
-    if _is_array(grad):
+    if is_array(grad):
         return np.where(a > 0, grad, grad * slope)
     return LeakyReluBackwardBackward0.run((grad, a), grad._data, a._data, slope)
 
 
 def _hardtanh_backward(grad, a, low, high):
-    if _is_array(grad):
+    if is_array(grad):
         return formulas.keep_where((a > low) & (a < high), grad)
     return HardtanhBackwardBackward0.run((grad, a), grad._data, a._data, low, high)
 

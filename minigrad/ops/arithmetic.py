@@ -25,7 +25,7 @@ __all__ = ["AddBackward0", "SubBackward0", "RsubBackward1", "MulBackward0", "Neg
 
 def _zeros_like(x):
     """Zeros of ``x``'s shape and dtype, of its kind: a constant, with no history."""
-    if formulas._is_array(x):
+    if formulas.is_array(x):
         return np.zeros(np.shape(x), x.dtype)
     return Op.wrap(np.zeros(x.shape, x._data.dtype))
 
@@ -131,7 +131,7 @@ def _divided(a, b, rounding_mode):
 
 def _rounded_quotient(a, b, rounding_mode):
     """``div(a, b, rounding_mode)`` on arrays, or recorded (as DivBackward2) on Tensors."""
-    if formulas._is_array(a):
+    if formulas.is_array(a):
         return _divided(a, b, rounding_mode)
     return DivBackward2.run((a, b), a._data, b._data, rounding_mode=rounding_mode)
 
@@ -274,7 +274,7 @@ class PowBackward0(Op):
         if e == 2:
             return grad * (2 * a)  # the same numbers as a ** 1, without the call
         # power, not **, on arrays: the special cases of the forward (a ** 0.5 needs -0.5)
-        return grad * (e * (power(a, e - 1) if formulas._is_array(a) else a ** (e - 1)))
+        return grad * (e * (power(a, e - 1) if formulas.is_array(a) else a ** (e - 1)))
 
 
 class PowBackward1(Op):

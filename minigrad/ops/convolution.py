@@ -24,7 +24,7 @@ __all__ = ["ConvolutionBackward0", "Im2ColBackward0", "Col2ImBackward0",
            "ConstantPadNdBackward0", "windows", "add_windows", "pad_zeros", "constant_pad",
            "im2col", "col2im", "unfold", "fold", "padded"]
 
-_is_array = formulas._is_array
+_is_array = formulas.is_array
 
 
 # --------------------------------------------------------------------------- on arrays

@@ -13,7 +13,7 @@ from .op import Op
 
 __all__ = ["EmbeddingBackward0", "EmbeddingDenseBackwardBackward0"]
 
-_is_array = formulas._is_array
+_is_array = formulas.is_array
 
 
 def _array(value):

@@ -16,7 +16,9 @@ _ndarray = np.ndarray
 _SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
 
 
-def _is_array(x):
+def is_array(x):
+    """Does a backward formula take its arrays path for ``x``: a numpy array, or a numpy
+    scalar (numpy's result of an op on 0-dim arrays), not a Tensor (``create_graph``)?"""
     return type(x) is _ndarray or not hasattr(x, "_data")
 
 
@@ -36,7 +38,7 @@ def sum_to(grad, shape):
 
 def sum_over(x, axes, keepdims=False):
     """``x`` summed over ``axes`` (a tuple)."""
-    if type(x) is _ndarray or _is_array(x):  # (the first test spares a call for arrays)
+    if type(x) is _ndarray or is_array(x):  # (the first test spares a call for arrays)
         return _add_reduce(x, axes, None, None, keepdims)
     return x.sum(dim=axes, keepdim=keepdims)
 
@@ -48,7 +50,7 @@ _add_reduce = np.add.reduce
 
 def expand_to(x, shape):
     """``x`` broadcast to ``shape`` (a view: nothing copied)."""
-    if _is_array(x):
+    if is_array(x):
         return np.broadcast_to(x, shape)
     return x.expand(*shape)
 
@@ -56,7 +58,7 @@ def expand_to(x, shape):
 def unsqueeze(x, axes):
     """``x`` with a new axis of length 1 at each of ``axes`` (a tuple, as numpy's
     expand_dims takes it): undoes a reduction without keepdim."""
-    if _is_array(x):
+    if is_array(x):
         return np.expand_dims(x, axes)
     for axis in sorted(axis % (x.ndim + len(axes)) for axis in axes):
         x = x.unsqueeze(axis)
@@ -65,7 +67,7 @@ def unsqueeze(x, axes):
 
 def transpose_last(x):
     """``x`` with its last two axes swapped (``x.mT``): the transpose of each matrix."""
-    if _is_array(x):
+    if is_array(x):
         return x.swapaxes(-1, -2)
     return x.mT
 
@@ -73,9 +75,9 @@ def transpose_last(x):
 def as_mask(mask, like):
     """``mask`` (a bool array or a bool Tensor) in the kind of ``like``: a Tensor formula
     needs a Tensor mask, an array formula an array."""
-    if _is_array(like):
-        return mask if _is_array(mask) else mask._data
-    return mask if not _is_array(mask) else _tensor(mask)
+    if is_array(like):
+        return mask if is_array(mask) else mask._data
+    return mask if not is_array(mask) else _tensor(mask)
 
 
 def _tensor(array):
@@ -89,7 +91,7 @@ def keep_where(mask, grad):
     inf * 0 into nan, and a negative gradient into -0)."""
     if type(grad) is _ndarray and type(mask) is _ndarray:  # (speed: no as_mask for arrays)
         return _and_bits(grad, mask, keep=True)
-    if _is_array(grad):
+    if is_array(grad):
         return _and_bits(grad, as_mask(mask, grad), keep=True)
     return grad.masked_fill(~as_mask(mask, grad), 0)
 
@@ -98,36 +100,36 @@ def zero_where(mask, grad):
     """``grad`` with +0 where ``mask`` holds (``masked_fill(mask, 0)``), whatever it was."""
     if type(grad) is _ndarray and type(mask) is _ndarray:  # (speed: relu's backward)
         return _and_bits(grad, mask, keep=False)
-    if _is_array(grad):
+    if is_array(grad):
         return _and_bits(grad, as_mask(mask, grad), keep=False)
     return grad.masked_fill(as_mask(mask, grad), 0)
 
 
 def where(condition, x, y):
     """``x`` where ``condition`` holds, else ``y``."""
-    if _is_array(x) and _is_array(y):
+    if is_array(x) and is_array(y):
         return np.where(as_mask(condition, x), x, y)
     from ..tensor import where as tensor_where
-    like = x if not _is_array(x) else y
+    like = x if not is_array(x) else y
     return tensor_where(as_mask(condition, like), x, y)
 
 
 def exp(x):
-    return np.exp(x) if type(x) is _ndarray or _is_array(x) else x.exp()
+    return np.exp(x) if type(x) is _ndarray or is_array(x) else x.exp()
 
 
 def log(x):
-    return np.log(x) if _is_array(x) else x.log()
+    return np.log(x) if is_array(x) else x.log()
 
 
 def sqrt(x):
-    return np.sqrt(x) if _is_array(x) else x.sqrt()
+    return np.sqrt(x) if is_array(x) else x.sqrt()
 
 
 def sign(x):
     """-1, 0 or 1 in ``x``'s dtype, and 0 for nan, as PyTorch's sgn (numpy's sign says nan):
     the slope of |x| and the gradient of the 1-norm are 0 at a nan."""
-    if _is_array(x):
+    if is_array(x):
         return np.subtract(x > 0, x < 0, dtype=x.dtype)
     return x.sign()
 

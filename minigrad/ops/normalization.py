@@ -18,7 +18,7 @@ from .op import Op
 
 __all__ = ["NativeLayerNormBackward0", "NativeBatchNormBackward0"]
 
-_is_array = formulas._is_array
+_is_array = formulas.is_array
 
 
 def _mean(x, axes):

@@ -219,10 +219,8 @@ class Op(Node):
         saved = self.saved
         if saved is None:
             raise RuntimeError(FREED_MESSAGE)
-        if type(grad) is _ndarray:
+        if type(grad) is _ndarray or isinstance(grad, np.generic):  # (a 0-dim result: a scalar)
             grads = self.backward(grad, *saved)
-        elif isinstance(grad, np.generic):  # numpy made a 0-dim gradient a scalar: the
-            grads = self.backward(_frozen_array(grad), *saved)  # formulas test for an array
         else:
             grads = self.backward(grad, *self.saved_tensors(grad))
         # Each gradient summed back to its input's shape.
@@ -280,15 +278,6 @@ def saving_versions_of(result, *tensors):
     if node is not None:
         node.save_versions_of(*tensors)
     return result
-
-
-def _frozen_array(scalar):
-    """A numpy scalar as a read-only 0-dim array: a gradient that arrived may go on to
-    several nodes (AddBackward0 sends one to both inputs), so none may change it in place,
-    just as a scalar could not be."""
-    array = np.asarray(scalar)
-    array.flags.writeable = False
-    return array
 
 
 def _edges(tensors, edge):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from . import formulas
-from .formulas import _is_array
+from .formulas import is_array
 from .op import Op
 
 __all__ = ["ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
@@ -31,7 +31,7 @@ __all__ = ["ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0
 def _dual(array_fn, method):
     """A function of an array or a Tensor: ``array_fn(x)`` or ``x.method()``."""
     def fn(x):
-        return array_fn(x) if _is_array(x) else getattr(x, method)()
+        return array_fn(x) if is_array(x) else getattr(x, method)()
     fn.__name__ = method
     return fn
 
@@ -59,14 +59,14 @@ erf = _dual(_erf, "erf")
 
 def zeros_like(grad):
     """A gradient of zeros: a constant (no history, as PyTorch's ``zeros_like(grad)``)."""
-    if _is_array(grad):
+    if is_array(grad):
         return np.zeros_like(grad)
     return Op.wrap(np.zeros_like(grad._data))
 
 
 def cast(x, dtype):
     """``x`` in the numpy ``dtype`` (itself if it has it)."""
-    return x.astype(dtype, copy=False) if _is_array(x) else x._cast(dtype)
+    return x.astype(dtype, copy=False) if is_array(x) else x._cast(dtype)
 
 
 # ------------------------------------------------------------------ exponentials and logarithms

@@ -22,7 +22,7 @@ from .op import Op
 __all__ = ["MaxPool2DWithIndicesBackward0", "MaxPool2DWithIndicesBackwardBackward0",
            "AvgPool2DBackward0", "AvgPool2DBackwardBackward0", "AdaptiveAvgPool2DBackward0"]
 
-_is_array = formulas._is_array
+_is_array = formulas.is_array
 
 
 def _batch(x):

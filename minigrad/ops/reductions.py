@@ -360,7 +360,7 @@ class CumprodBackward0(Op):
 # ------------------------------------------------------------------ norms
 
 def _abs(x):
-    return np.abs(x) if type(x) is np.ndarray else x.abs()
+    return np.abs(x) if formulas.is_array(x) else x.abs()
 
 
 class LinalgVectorNormBackward0(Op):

@@ -13,6 +13,7 @@ arguments that are already checked.
 
 import numpy as np
 
+from . import formulas
 from .op import Op
 
 __all__ = ["ViewBackward0", "UnsafeViewBackward0", "ClonedViewBackward0",
@@ -114,7 +115,7 @@ class ExpandBackward0(Op):
 
 
 def _permute(x, dims):
-    return x.transpose(dims) if type(x) is np.ndarray else x.permute(dims)
+    return np.transpose(x, dims) if formulas.is_array(x) else x.permute(dims)
 
 
 class PermuteBackward0(Op):
@@ -205,6 +206,7 @@ class CatBackward0(Op):
 
 
 def _empty_like(grad):
-    empty = np.zeros(0, grad.dtype if type(grad) is np.ndarray else grad._data.dtype)
-    return empty if type(grad) is np.ndarray else Op.wrap(empty)
+    if formulas.is_array(grad):
+        return np.zeros(0, grad.dtype)
+    return Op.wrap(np.zeros(0, grad._data.dtype))
 

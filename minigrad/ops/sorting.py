@@ -7,6 +7,7 @@ among its ties instead, as max() of all elements does (``reductions.evenly_distr
 
 import numpy as np
 
+from . import formulas
 from .op import Op
 from .reductions import evenly_distribute
 
@@ -17,6 +18,8 @@ __all__ = ["SortBackward0", "SortBackward1", "TopkBackward0", "MedianBackward0",
 def scatter_along(grad, indices, axis, shape):
     """Zeros of ``shape`` with ``grad`` put at ``indices`` along ``axis`` (the backward of
     taking elements there; ``indices`` has the axes of ``shape``, a reduction's grad may not)."""
+    if formulas.is_array(grad):
+        grad = np.asarray(grad)  # a 0-dim gradient may come as a numpy scalar
     if grad.ndim != indices.ndim:  # a reduction without keepdim
         grad = np.expand_dims(grad, axis) if type(grad) is np.ndarray else grad.unsqueeze(axis)
     if type(grad) is np.ndarray:
