@@ -154,10 +154,10 @@ def check_piece(name, obj):
 
 def borrowed(piece, obj):
     """Why ``obj`` is not the learner's own piece, or ``""``: it is one of minigrad's own
-    objects for the piece (``piece.own``), a subclass of one, or code that calls one (looked
-    up through the functions and classes of the learner's notebook it uses, by the names its
-    code reads: globals, closures, defaults and attributes of modules and classes). The
-    methods of an own class count as its own too (``forward = MulBackward0.forward``)."""
+    objects for the piece (``piece.own``), a subclass of one, or code that calls one (read
+    from its bytecode, and through the learner's own functions and classes it uses: see
+    ``_values_read``). The methods of an own class count as its own too (``forward =
+    MulBackward0.forward``)."""
     own = {id(value): label for label, value in piece.own.items()}
     for label, value in piece.own.items():
         if inspect.isclass(value):
@@ -176,7 +176,6 @@ def borrowed(piece, obj):
                 return (f"it is a subclass of minigrad's own {own[id(base)]}, so it runs "
                         "minigrad's code, not yours. Write the class from scratch (from the "
                         "base the build cell names, if it names one).")
-    if inspect.isclass(obj):
         for name, value in vars(obj).items():
             if id(_unwrap(value)) in own:
                 return (f"its {name} is minigrad's own {own[id(_unwrap(value))]}, copied into "
@@ -249,9 +248,9 @@ def _calls(obj, own, depth=4):
 def _values_read(function):
     """The objects a function's code reads: its globals and closure cells, its defaults, the
     modules it imports, and the attributes it reads of a module or a class (``nn.Linear``,
-    ``mg.nn.functional.softplus``, ``mg.Tensor.accumulate_grad``), followed along each chain of attribute reads in the
-    bytecode (not every name against every module: ``super(Linear, self)`` next to
-    ``nn.Parameter`` is not ``nn.Linear``)."""
+    ``mg.nn.functional.softplus``, ``mg.Tensor.accumulate_grad``), followed along each
+    chain of attribute reads in the bytecode (not every name against every module:
+    ``super(Linear, self)`` next to ``nn.Parameter`` is not ``nn.Linear``)."""
     closure = {name: cell.cell_contents for name, cell in
                zip(function.__code__.co_freevars, function.__closure__ or ()) if _filled(cell)}
     values = list(closure.values())
@@ -266,9 +265,10 @@ def _values_read(function):
                 current = function.__globals__.get(name, getattr(builtins, str(name), missing))
             elif kind == "LOAD_DEREF":
                 current = closure.get(name, missing)
-            elif kind in ("LOAD_ATTR", "LOAD_METHOD") and (inspect.ismodule(current)
-                                                             or inspect.isclass(current)):
-                current = inspect.getattr_static(current, name, missing)  # mg.Tensor.grad_fn
+            elif kind in ("LOAD_ATTR", "LOAD_METHOD") and inspect.ismodule(current):
+                current = getattr(current, name, missing)
+            elif kind in ("LOAD_ATTR", "LOAD_METHOD") and inspect.isclass(current):
+                current = inspect.getattr_static(current, name, missing)  # no descriptor runs
             elif kind == "IMPORT_NAME":  # import a.b / from a.b import c, inside the function
                 current = imported = sys.modules.get(name, missing)
             elif kind == "IMPORT_FROM" and inspect.ismodule(imported):
