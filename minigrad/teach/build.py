@@ -33,13 +33,15 @@ import json
 import sys
 import traceback
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
 from .checks import CheckResult, no_answer
 
 __all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mismatch",
-           "attempt", "where", "show", "borrowed", "same_dtype", "passed", "piece_named"]
+           "attempt", "where", "show", "borrowed", "same_dtype", "passed", "piece_named",
+           "own_out_of_reach", "not_defined_here"]
 
 CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
 
@@ -353,10 +355,48 @@ def attempt(what, function, hint=None):
         return function()
     except Mismatch:
         raise
+    except NameError as error:
+        raise Mismatch(not_defined_here(what, error)) from None
     except Exception as error:  # the learner's code: report it, never crash the check
         extra = hint(error) if hint is not None else ""
         raise Mismatch(f"{what} raised {type(error).__name__}: {error}{where(error)}"
                        f"{extra or ''}") from None
+
+
+_CALLS_OWN = ("it calls minigrad's own {label} (through {path}), the very piece you are asked "
+              "to write, so the check would compare minigrad with itself. Write that part "
+              "yourself.")
+
+
+@contextlib.contextmanager
+def own_out_of_reach(module_names):
+    """While the learner's code runs, each of minigrad's own objects named in
+    ``module_names`` ({module: [(attribute, label), ...]}) is replaced by a stand-in that
+    raises ``Mismatch`` when called: a piece that reaches minigrad's own by a path the
+    check's look at its code misses (``mg.optim.sgd.SGD``, ``mg.utils.data.DataLoader``)
+    is refused too, instead of being compared with itself."""
+    with contextlib.ExitStack() as stack:
+        for module, names in module_names.items():
+            for attribute, label in names:
+                path = f"{module.__name__.replace('minigrad', 'mg', 1)}.{attribute}"
+                message = _CALLS_OWN.format(label=label, path=path)
+
+                def refuse(*args, _message=message, **kwargs):
+                    raise Mismatch(_message)
+                original = getattr(module, attribute)
+                stand_in = (type(original.__name__, (), {"__new__": refuse})
+                            if inspect.isclass(original) else refuse)
+                stack.enter_context(mock.patch.object(module, attribute, stand_in))
+        yield
+
+
+def not_defined_here(what, error):
+    """What ``attempt`` says of a NameError: the piece uses a name its build cell does not
+    define, most often a helper of another cell (chapter 10 runs the build cell alone)."""
+    name = getattr(error, "name", None) or str(error)
+    return (f"{what} raised NameError: {name!r} is not defined in your build cell (is it "
+            "defined in another cell? chapter 10 runs the build cell on its own, so define "
+            f"everything your piece needs inside it){where(error)}")
 
 
 def where(error):

@@ -362,7 +362,7 @@ def _check_defaults(Linear):
         layer = _build(Linear, 3, 2, bias, dtype=dtypes.float64)
         _check_registered(layer, 3, 2, bias, dtype=dtypes.float64)
         x = creation.randn(4, 3, dtype=dtypes.float64)
-        out = _attempt(f"Linear(3, 2, dtype=mg.float64) on a float64 input", lambda: layer(x))
+        out = _attempt("Linear(3, 2, dtype=mg.float64) on a float64 input", lambda: layer(x))
         if isinstance(out, Tensor):
             same_dtype("Linear(3, 2, dtype=mg.float64)'s output on a float64 input", out, x)
 

@@ -8,7 +8,6 @@ MSE, SGD) and returns a ``CheckResult`` that prints ✓ or ✗ with a hint; none
 """
 
 
-import contextlib
 import inspect
 from unittest import mock
 
@@ -20,7 +19,7 @@ from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...optim import sgd as _sgd_module
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register, same_dtype, where
+from ..build import Mismatch, Piece, not_defined_here, own_out_of_reach, register, same_dtype, where
 from ..build import show as _show
 from ..checks import CheckResult, check, not_a_function
 from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
@@ -346,33 +345,6 @@ def _plug_sgd(sgd_class):
     return mock.patch.object(optim, "SGD", sgd_class)
 
 
-_CALLS_OWN = ("it calls minigrad's own {label} (through {path}), the very piece you are asked "
-              "to write, so the check would compare minigrad with itself. Write that part "
-              "yourself.")
-
-
-@contextlib.contextmanager
-def _own_out_of_reach(module_names):
-    """While the learner's code runs, each of minigrad's own objects named in
-    ``module_names`` ({module: [(attribute, label), ...]}) is replaced by a stand-in that
-    raises ``Mismatch`` when called: a piece that reaches minigrad's own by a path the
-    check's look at its code misses (``mg.optim.sgd.SGD``, ``mg.utils.data.DataLoader``)
-    is refused too, instead of being compared with itself."""
-    with contextlib.ExitStack() as stack:
-        for module, names in module_names.items():
-            for attribute, label in names:
-                path = f"{module.__name__.replace('minigrad', 'mg', 1)}.{attribute}"
-                message = _CALLS_OWN.format(label=label, path=path)
-
-                def refuse(*args, _message=message, **kwargs):
-                    raise Mismatch(_message)
-                original = getattr(module, attribute)
-                stand_in = (type(original.__name__, (), {"__new__": refuse})
-                            if inspect.isclass(original) else refuse)
-                stack.enter_context(mock.patch.object(module, attribute, stand_in))
-        yield
-
-
 def run_learner(what, function, hint=None):
     """``function()`` (a call of the learner's code), or a ``Mismatch`` that names the call,
     the error and the learner's line. A name that is not defined gets its own first
@@ -383,11 +355,7 @@ def run_learner(what, function, hint=None):
     except Mismatch:
         raise
     except NameError as error:
-        name = getattr(error, "name", None) or str(error)
-        raise Mismatch(f"{what} raised NameError: {name!r} is not defined in your build cell "
-                       "(is it defined in another cell? chapter 10 runs the build cell on its "
-                       f"own, so define everything your piece needs inside it){where(error)}"
-                       ) from None
+        raise Mismatch(not_defined_here(what, error)) from None
     except Exception as error:  # the learner's code: report it, never crash the check
         extra = hint(error) if hint is not None else ""
         text = str(error)
@@ -751,8 +719,8 @@ def _sgd_battery(sgd_class, seeds=(0, 1, 2)):
         raise Mismatch(f"expected a class (class SGD(mg.optim.Optimizer): ...), got "
                        f"{type(sgd_class).__name__}.")
     want = training_run(lr=0.01, epochs=10)
-    with _own_out_of_reach({_sgd_module: [("SGD", "optim.SGD")]}):
-        with _own_out_of_reach({optim: [("SGD", "optim.SGD")]}):
+    with own_out_of_reach({_sgd_module: [("SGD", "optim.SGD")]}):
+        with own_out_of_reach({optim: [("SGD", "optim.SGD")]}):
             _check_signature(sgd_class)
             for case in _SGD_CASES:
                 for seed in seeds:

@@ -20,10 +20,10 @@ from ...tensor import Tensor
 from ...utils import data as _data
 from ...utils.data import (BatchSampler, DataLoader, Dataset, RandomSampler, Subset,
                            TensorDataset, default_collate)
-from ..build import Mismatch, Piece, register, same_dtype
+from ..build import Mismatch, Piece, own_out_of_reach, register, same_dtype
 from ..checks import CheckResult
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
-from .ch08 import _own_out_of_reach, run_learner
+from .ch08 import run_learner
 from .ch09 import training_step
 
 __all__ = ["check_digits_dataset", "check_accuracy", "training_step"]
@@ -357,7 +357,7 @@ _OWN_PATHS = {_data: [("DataLoader", "utils.data.DataLoader"),
 def _mine(what, function):
     """Run a call of the learner's loader: minigrad's own loader and its parts out of reach,
     errors reported with the learner's line (``run_learner``)."""
-    with _own_out_of_reach(_OWN_PATHS):
+    with own_out_of_reach(_OWN_PATHS):
         return run_learner(what, function, _dataset_hint)
 
 
