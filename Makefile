@@ -89,8 +89,11 @@ test: setup
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi; \
 	echo "all test steps passed: $(TEST_STEPS), and the tree is as it was"
 
+# The notebooks' own rules, then ruff (code) and import-linter (layers, no import cycles).
 test-lint: setup
 	$(PY) scripts/lint_notebooks.py notebooks
+	$(VENV)/bin/ruff check --no-cache .
+	$(VENV)/bin/lint-imports --no-cache
 
 test-unit: setup
 	$(PY) -m pytest -q -n 2 tests

@@ -5,25 +5,36 @@
 The course in ``notebooks/`` builds and explains it chapter by chapter.
 """
 
-from . import autograd, cuda, dtypes, ops
+from . import methods  # noqa: F401  (Tensor gets its computing methods: first)
+from . import autograd, creation, cuda, dtypes, ops
+from ._tensor import Tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                       linspace, normal, ones, ones_like, rand, rand_like, randint, randn,
-                       randn_like, randperm, tensor, zeros, zeros_like)
+                       linspace, multinomial, normal, ones, ones_like, rand, rand_like, randint,
+                       randn, randn_like, randperm, tensor, zeros, zeros_like)
 from .dtypes import dtype, float16, float32, float64, int8, int16, int32, int64, uint8
 from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .ops.arithmetic import atan2, fmod, lerp
+from .ops.diagonals import diag, diagonal, trace, tril, triu
+from .ops.indexing import (flip, index_select, masked_select, narrow, repeat_interleave, roll,
+                           select, take, tile, unbind)
+from .ops.linalg import addmm, bmm, dot, einsum, matmul
+from .ops.pointwise import (acos, asin, atan, bernoulli, ceil, cosh, erf, expm1, floor, frac,
+                            isinf, log1p, log2, log10, logical_and, logical_or, logical_xor,
+                            nan_to_num, round, rsqrt, sinh, trunc)
+from .ops.reductions import count_nonzero, cumprod, histc, histogram, std_mean, var_mean
+from .ops.scatter import index_add, index_fill, scatter, scatter_add
+from .ops.selection import where
+from .ops.shape import cartesian_prod, cat, meshgrid, moveaxis, movedim, stack
+from .ops.softmax import logsumexp
+from .ops.sorting import argsort, median, sort, topk
 from .printing import set_printoptions
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
-from .tensor import Size, Tensor, cat, device, matmul, stack, where
-from .functions import *  # noqa: F401,F403  (mg.exp, mg.sum, mg.relu, ...)
+from .tensor_device import Size, device
+# The function forms of Tensor methods (mg.exp, mg.sum, ...), and matmul, cat and stack with
+# out=: after the imports above, which they replace.
+from .functions import *  # noqa: F401,F403
 from .functions import __all__ as _function_names
-from .extra_ops import bmm, dot, expm1, histc, histogram, log1p, log2, log10, multinomial
-from .shape_ops import __all__ as _shape_op_names
-from .shape_ops import (cartesian_prod, diag, diagonal, flip, index_add, index_fill,
-                        index_select, masked_select, meshgrid, moveaxis, movedim, narrow,
-                        repeat_interleave, roll, scatter, scatter_add, select, take, tile,
-                        trace, tril, triu, unbind)
-from .math_ops import *  # noqa: F401,F403  (mg.floor, mg.sort, mg.einsum, ...)
-from .math_ops import __all__ as _math_names
+
 
 bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)
 float = float32  # noqa: A001
@@ -58,6 +69,7 @@ __all__ = [
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
-    "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
-    "histc", "histogram", "conv2d", "max_pool2d",
-] + _shape_op_names + list(_function_names) + list(_math_names)
+    "set_printoptions", "conv2d", "max_pool2d",
+] + list(_function_names) + [name for family in methods.FUNCTION_MODULES
+                             for name in family.FUNCTIONS]
+__all__ = list(dict.fromkeys(__all__))  # (matmul, cat and stack are named twice above)

@@ -9,7 +9,9 @@ import numpy as np
 
 from . import dtypes
 from .random import numpy_rng
-from .tensor import Tensor, _shape_args, _wrap, as_array, check_device
+from ._tensor import Tensor, as_array, wrap
+from .tensor_device import check_device, shape_args
+from .dtypes import scalar_name
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye",
@@ -20,7 +22,7 @@ __all__ = [
 
 def _finish(array, requires_grad, device):
     check_device(device)
-    t = _wrap(array)
+    t = wrap(array)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -28,7 +30,7 @@ def _finish(array, requires_grad, device):
 
 def _new_shape(size):
     """The shape of a new tensor: integers (a float is refused), none negative."""
-    shape = _shape_args(size)
+    shape = shape_args(size)
     if any(n < 0 for n in shape):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(shape)}: {list(shape)}")
@@ -73,7 +75,7 @@ def from_numpy(array):
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     dtypes.from_numpy(array.dtype)
-    return _wrap(array)
+    return wrap(array)
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False):
@@ -186,3 +188,99 @@ def randn_like(input, generator=None, dtype=None, requires_grad=False):
 def rand_like(input, generator=None, dtype=None, requires_grad=False):
     return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
                 requires_grad=requires_grad)
+
+
+# ------------------------------------------------------------------ multinomial
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """``num_samples`` category indices (int64) drawn with probabilities proportional to
+    the non-negative weights in each row of ``input`` (1-D or 2-D). Without
+    ``replacement`` a row's categories are all different: the weights of those already
+    drawn are taken out (categories of weight 0 come only once the others are used up).
+
+    The draws come from minigrad's generator, so they are not the numbers PyTorch draws,
+    but they follow the same distribution."""
+    p = input._data
+    if p.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if p.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{scalar_name(p.dtype)}")
+    num_samples = int(num_samples)
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    categories = p.shape[-1]
+    if not replacement and num_samples > categories:
+        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
+                           f"replacement: {num_samples} from {categories} categories (pass "
+                           "replacement=True to draw a category more than once)")
+    rows = p.reshape(-1, categories).astype(np.float64)
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if rows.shape[0] and np.any(rows.sum(axis=1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = numpy_rng(generator)
+    if replacement:
+        samples = _with_replacement(rows, num_samples, rng)
+    else:
+        samples = _without_replacement(rows, num_samples, rng)
+    return wrap(samples.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
+
+
+def _with_replacement(rows, num_samples, rng):
+    """Inverse CDF: a uniform number u picks the first category whose cumulative weight
+    exceeds u (a category of weight 0 is never picked)."""
+    cdf = np.cumsum(rows, axis=1)
+    cdf /= cdf[:, -1:]
+    u = rng.random((rows.shape[0], num_samples))
+    samples = np.empty(u.shape, dtype=np.int64)
+    for i in range(rows.shape[0]):
+        samples[i] = np.searchsorted(cdf[i], u[i], side="right")
+    return samples
+
+
+def _without_replacement(rows, num_samples, rng):
+    """The exponential race (as PyTorch does it): each category gets weight / E with E an
+    exponential draw, and the largest ``num_samples`` scores win. This is exactly drawing
+    one at a time and taking the drawn ones out."""
+    with np.errstate(divide="ignore"):
+        scores = rows / rng.exponential(size=rows.shape)
+    if num_samples == 1:  # the usual draw of one token from a model's probabilities
+        return scores.argmax(axis=1)[:, None]
+    return np.argsort(-scores, axis=1, kind="stable")[:, :num_samples]
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("multinomial",)
+METHODS = ("multinomial", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+
+
+# ------------------------------------------------------------------ new tensors like another
+
+def like_dtype(self, dtype):
+    return self.dtype if dtype is None else dtype
+
+
+def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    return zeros(*size, dtype=like_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    return ones(*size, dtype=like_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    return empty(*size, dtype=like_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(size, fill_value, dtype=like_dtype(self, dtype), requires_grad=requires_grad)
+
+
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor of ``data`` (copied, never in the graph) with this tensor's dtype."""
+    if isinstance(data, Tensor):
+        data = data.detach()._data.copy()
+    return tensor(data, dtype=like_dtype(self, dtype), requires_grad=requires_grad)

@@ -13,7 +13,7 @@ import numpy as np
 from . import dtypes
 from .graph import saved_version
 from .ops import formulas
-from .ops.indexing import _index_arrays, _view_at, indexed, sliced
+from .ops.indexing import index_arrays, view_at, indexed, sliced
 # made by Tensor's in-place changes of views, with ViewCopySlices below
 from .ops.indexing import AsStridedBackward0  # noqa: F401
 from .ops.op import Op
@@ -43,9 +43,15 @@ class FillBackward0(Op):
         return _zeros_like(grad, self.wrap)
 
 
-ZeroBackward0 = type("ZeroBackward0", (FillBackward0,), {"__slots__": ()})
+class ZeroBackward0(FillBackward0):
+    """PyTorch's name for this node: FillBackward0's backward."""
+    __slots__ = ()
+
+
 # PyTorch's name for t.fill_(number); FillBackward0 is the out-of-place torch.fill's.
-FillBackward2 = type("FillBackward2", (FillBackward0,), {"__slots__": ()})
+class FillBackward2(FillBackward0):
+    """PyTorch's name for this node: FillBackward0's backward."""
+    __slots__ = ()
 
 
 class FillBackward3(Op):
@@ -104,10 +110,10 @@ class ViewCopySlices(Op):
     def backward(self, grad):
         if type(grad) is _ndarray:
             rest = grad.copy()
-            _view_at(rest, self.path)[...] = 0
-            return rest, _view_at(grad, self.path).copy()
+            view_at(rest, self.path)[...] = 0
+            return rest, view_at(grad, self.path).copy()
         mask = np.ones(self.input_shape(0), dtype=bool)
-        _view_at(mask, self.path)[...] = False
+        view_at(mask, self.path)[...] = False
         part = grad
         for key in self.path:
             part = sliced(part, key)
@@ -124,7 +130,7 @@ class IndexPutBackward0(Op):
     def __init__(self, inputs, shapes, key, first=None, index_tensors=()):
         super().__init__(inputs, shapes)
         self.key, self.first = key, first
-        self.saved = _index_arrays(key)
+        self.saved = index_arrays(key)
         if self.saved:
             self.sources = [None] * len(self.saved)
             self.kept = [saved_version(t) for t in index_tensors]
@@ -148,4 +154,7 @@ class IndexPutBackward0(Op):
 
 
 # PyTorch's name when the key is basic (ints and slices): the value is copied into a slice.
-CopySlices = type("CopySlices", (IndexPutBackward0,), {"__slots__": ()})
+class CopySlices(IndexPutBackward0):
+    """PyTorch's name for this node: IndexPutBackward0's backward."""
+    __slots__ = ()
+

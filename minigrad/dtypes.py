@@ -101,3 +101,10 @@ def promote(a, b):
     if ca != cb:
         return da if ca > cb else db
     return np.promote_types(da, db)
+
+
+def scalar_name(numpy_dtype):
+    """PyTorch's C++ name of a dtype, as its errors print it: Float, Double, Long."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    return names.get(np.dtype(numpy_dtype).name, str(numpy_dtype))

@@ -6,8 +6,11 @@ import warnings
 
 import numpy as np
 
-from .graph import _GradMode
-from .tensor import Tensor, cat as _cat, matmul as _matmul, stack as _stack, tensor_from
+from .graph import GradMode
+from ._tensor import Tensor, tensor_from
+from .dtypes import scalar_name
+from .ops.linalg import matmul as _matmul
+from .ops.shape import cat as _cat, stack as _stack
 
 __all__ = [
     "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "sin", "cos",
@@ -20,7 +23,8 @@ __all__ = [
 ]
 
 
-def _method(name):
+def method_as_function(name):
+    """``minigrad.<name>(x, ...)``: the Tensor method ``x.<name>(...)``, as a function."""
     def function(input, *args, **kwargs):
         if not isinstance(input, Tensor):
             input = tensor_from(input)
@@ -53,10 +57,55 @@ def numel(input):
     return input.numel()
 
 
-for _name in __all__:
-    if _name not in globals():
-        globals()[_name] = _method(_name)
-del _name
+# The functions that are their Tensor method with the tensor first.
+pow = method_as_function("pow")
+neg = method_as_function("neg")
+exp = method_as_function("exp")
+log = method_as_function("log")
+sqrt = method_as_function("sqrt")
+abs = method_as_function("abs")
+sin = method_as_function("sin")
+cos = method_as_function("cos")
+tanh = method_as_function("tanh")
+sigmoid = method_as_function("sigmoid")
+relu = method_as_function("relu")
+clamp = method_as_function("clamp")
+clip = method_as_function("clip")
+reciprocal = method_as_function("reciprocal")
+square = method_as_function("square")
+maximum = method_as_function("maximum")
+minimum = method_as_function("minimum")
+amax = method_as_function("amax")
+amin = method_as_function("amin")
+argmax = method_as_function("argmax")
+argmin = method_as_function("argmin")
+var = method_as_function("var")
+std = method_as_function("std")
+flatten = method_as_function("flatten")
+squeeze = method_as_function("squeeze")
+unsqueeze = method_as_function("unsqueeze")
+transpose = method_as_function("transpose")
+t = method_as_function("t")
+softmax = method_as_function("softmax")
+log_softmax = method_as_function("log_softmax")
+allclose = method_as_function("allclose")
+isclose = method_as_function("isclose")
+equal = method_as_function("equal")
+clone = method_as_function("clone")
+detach = method_as_function("detach")
+sign = method_as_function("sign")
+isnan = method_as_function("isnan")
+isfinite = method_as_function("isfinite")
+all = method_as_function("all")
+any = method_as_function("any")
+nonzero = method_as_function("nonzero")
+unique = method_as_function("unique")
+bincount = method_as_function("bincount")
+chunk = method_as_function("chunk")
+prod = method_as_function("prod")
+cumsum = method_as_function("cumsum")
+gather = method_as_function("gather")
+norm = method_as_function("norm")
 
 
 # ----------------------------------------------------------------- PyTorch's keyword names, out=
@@ -70,15 +119,15 @@ def _into(out, result, name, inputs):
         return result
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _GradMode.enabled and builtins.any(t._requires_grad for t in (*inputs, out)
+    if GradMode.enabled and builtins.any(t._requires_grad for t in (*inputs, out)
                                           if isinstance(t, Tensor)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad. Compute "
                            f"without out= (y = {name}(...)), or under minigrad.no_grad().")
     value, target = result._data, out._data
     if not np.can_cast(value.dtype, target.dtype, casting="same_kind"):
-        raise RuntimeError(f"result type {_scalar_name(value.dtype)} can't be cast to the "
-                           f"desired output type {_scalar_name(target.dtype)}")
+        raise RuntimeError(f"result type {scalar_name(value.dtype)} can't be cast to the "
+                           f"desired output type {scalar_name(target.dtype)}")
     if value.shape == target.shape:
         np.copyto(target, value, casting="unsafe")
     else:
@@ -93,11 +142,6 @@ def _into(out, result, name, inputs):
         out._data = value.astype(target.dtype, copy=True)
     out._bump_version()
     return out
-
-
-def _scalar_name(numpy_dtype):
-    from .extra_ops import _scalar_name as name
-    return name(numpy_dtype)
 
 
 def _numpy_names(function):

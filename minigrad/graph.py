@@ -12,7 +12,9 @@ This module speaks numpy arrays only and knows nothing of ``Tensor``: it sits be
 
 The leaf protocol
 -----------------
-The engine never reaches into a tensor. It uses exactly these public names:
+The engine reaches into a tensor in one place only, ``gradient_node``, which reads its
+three autograd slots (``_grad_fn``, ``_requires_grad``, ``_accumulator``: the node that made
+it, whether it records, its leaf node once made). Otherwise it uses these public names:
 
 * ``tensor.accumulate_grad(grad, owned=False)``: add ``grad`` (an array; a Tensor under
   ``create_graph=True``) into ``tensor.grad``. ``owned`` says nothing else refers to
@@ -21,8 +23,7 @@ The engine never reaches into a tensor. It uses exactly these public names:
   ``retained`` is a weak reference to it): one path for every ``.grad``.
 * ``get_gradient_edge(tensor)`` (PyTorch's ``torch.autograd.graph.get_gradient_edge``):
   the node a tensor's gradient goes to, its ``grad_fn`` or, for a leaf, its
-  ``AccumulateGrad``. ``tensor.py`` installs the lookup (``gradient_node``), since only the
-  tensor knows where it keeps its leaf node.
+  ``AccumulateGrad``, made on first use by ``gradient_node``.
 
 A node, to its users (the chapter-3 stepper, the drawings), is ``name()``, ``inputs`` (the
 nodes its gradients go to, None for an input without one), ``next_functions`` (PyTorch's
@@ -58,14 +59,14 @@ class _ThreadGradMode(threading.local):
         self.enabled = True
 
 
-# One object, read by ops on every call as ``_GradMode.enabled``: an attribute of a
+# One object, read by ops on every call as ``GradMode.enabled``: an attribute of a
 # ``threading.local`` costs about as much as a class attribute, unlike a function call.
-_GradMode = _ThreadGradMode()
+GradMode = _ThreadGradMode()
 
 
 def is_grad_enabled():
     """True when operations run by this thread are being recorded for backward."""
-    return _GradMode.enabled
+    return GradMode.enabled
 
 
 class set_grad_enabled:
@@ -73,20 +74,20 @@ class set_grad_enabled:
     a decorator."""
 
     def __init__(self, mode):
-        self.prev = _GradMode.enabled
+        self.prev = GradMode.enabled
         self.mode = bool(mode)
-        _GradMode.enabled = self.mode
+        GradMode.enabled = self.mode
 
     def __enter__(self):
-        _GradMode.enabled = self.mode  # again: the object may be entered after it was made
+        GradMode.enabled = self.mode  # again: the object may be entered after it was made
 
     def __exit__(self, *exc):
-        _GradMode.enabled = self.prev
+        GradMode.enabled = self.prev
         return False
 
     def __call__(self, func):
         # Applied as a decorator: undo the switch made by __init__, apply it per call instead.
-        _GradMode.enabled = self.prev
+        GradMode.enabled = self.prev
         mode = self.mode
 
         @functools.wraps(func)
@@ -112,13 +113,13 @@ class _GradModeContext:
         self.prev = {}
 
     def __enter__(self):
-        self.prev.setdefault(threading.get_ident(), []).append(_GradMode.enabled)
-        _GradMode.enabled = self.mode
+        self.prev.setdefault(threading.get_ident(), []).append(GradMode.enabled)
+        GradMode.enabled = self.mode
 
     def __exit__(self, *exc):
         thread = threading.get_ident()
         stack = self.prev[thread]
-        _GradMode.enabled = stack.pop()
+        GradMode.enabled = stack.pop()
         if not stack:
             del self.prev[thread]
         return False
@@ -128,12 +129,12 @@ class _GradModeContext:
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            prev = _GradMode.enabled
-            _GradMode.enabled = mode
+            prev = GradMode.enabled
+            GradMode.enabled = mode
             try:
                 return func(*args, **kwargs)
             finally:
-                _GradMode.enabled = prev
+                GradMode.enabled = prev
         return wrapper
 
     def __repr__(self):
@@ -153,7 +154,7 @@ class enable_grad(_GradModeContext):
 
 # ---------------------------------------------------------------------------- nodes
 
-_sequence = itertools.count()
+node_numbers = itertools.count()
 _creation_number = operator.attrgetter("seq")
 
 FREED_MESSAGE = (
@@ -184,7 +185,7 @@ class VersionCounter:
     the tensor too. ``.data`` gets a counter of its own, as in PyTorch.
 
     An ``Op`` notes the version of each tensor it saves; backward refuses if it changed
-    (``Op._check_versions``). Tensor, through its in-place ops, is the only one that bumps it."""
+    (``Op.check_saved``). Tensor, through its in-place ops, is the only one that bumps it."""
     __slots__ = ("_version",)  # a Tensor and a counter both answer ``._version``
 
     def __init__(self):
@@ -291,7 +292,7 @@ class Node:
     def __init__(self, inputs, saved=()):
         self.inputs = inputs
         self.saved = saved
-        self.seq = next(_sequence)
+        self.seq = next(node_numbers)
         self.retained = None  # weakref to a non-leaf tensor that asked for retain_grad()
 
     def apply(self, grad):
@@ -370,8 +371,19 @@ class GradientEdge(tuple):
         return f"GradientEdge(node={self.node!r}, output_nr={self.output_nr})"
 
 
-# tensor -> its grad_fn, its AccumulateGrad (made on first use) or None: set by tensor.py.
-gradient_node = None
+def gradient_node(tensor):
+    """The node that receives ``tensor``'s gradient: its grad_fn, its AccumulateGrad, or
+    None (an op's edge to this input: what ``next_functions`` shows). It reads the tensor's
+    autograd slots (``_grad_fn``, ``_requires_grad``, ``_accumulator``): the leaf protocol
+    above."""
+    fn = tensor._grad_fn
+    if fn is not None:
+        return fn
+    if not tensor._requires_grad:
+        return None
+    if tensor._accumulator is None:
+        tensor._accumulator = AccumulateGrad(tensor)  # made on first use, then reused
+    return tensor._accumulator
 
 
 def get_gradient_edge(tensor):
@@ -419,7 +431,6 @@ def add_gradient_hook(node, hook):
     """Call ``hook(grad)`` on the total gradient of ``node`` (before the node runs, before a
     leaf's ``.grad`` is written) and go on with what it returns. Returns a handle whose
     ``remove()`` takes the hook off."""
-    from .utils.hooks import RemovableHandle
     key = id(node)
     entry = _gradient_hooks.get(key)
     if entry is None:
@@ -574,3 +585,24 @@ def _check_twice_differentiable(order):
                 f"{node.name()} cannot build a graph of its gradient yet, so "
                 "create_graph=True (a second derivative) cannot pass through it. Compute "
                 "this part without create_graph, or write the op as a minigrad.ops.Op.")
+
+
+class RemovableHandle:
+    """Takes its hook off again: ``handle.remove()``, or ``with handle:`` for a block."""
+
+    next_id = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        self.id = next(RemovableHandle.next_id)
+
+    def remove(self):
+        hooks_dict = self.hooks_dict_ref()
+        if hooks_dict is not None and self.id in hooks_dict:
+            del hooks_dict[self.id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *error):
+        self.remove()

@@ -14,7 +14,8 @@ class Generator:
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
-            raise RuntimeError(f"minigrad runs on the CPU only: cannot make a Generator on '{device}'")
+            raise RuntimeError(f"minigrad runs on the CPU only: cannot make a Generator on "
+                               f"'{device}'")
         self._seed = 67280421310721  # PyTorch's default seed
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 

@@ -17,7 +17,7 @@ import zlib
 import numpy as np
 
 from . import dtypes
-from .tensor import Tensor, _wrap
+from ._tensor import Tensor, wrap
 
 __all__ = ["save", "load", "MAX_BYTES", "MAX_DEPTH"]
 
@@ -40,7 +40,8 @@ def _encode(obj, arrays, depth=0):
         items = []
         for k, v in obj.items():
             if not isinstance(k, (str, int)):
-                raise TypeError(f"minigrad.save: dict keys must be str or int, got {type(k).__name__}")
+                raise TypeError(f"minigrad.save: dict keys must be str or int, got "
+                                f"{type(k).__name__}")
             items.append([k, _encode(v, arrays, depth + 1)])
         return {"dict": items}
     if isinstance(obj, (list, tuple)):
@@ -62,7 +63,7 @@ def _decode(node, arrays, depth=0):
     if not isinstance(node, dict):
         raise ValueError(f"an entry of its structure is a {type(node).__name__}, not a dict")
     if "tensor" in node:
-        t = _wrap(arrays(node["tensor"]))
+        t = wrap(arrays(node["tensor"]))
         if node.get("requires_grad"):
             t.requires_grad_(True)
         return t
@@ -95,13 +96,15 @@ def load(f, map_location=None, weights_only=True, *, max_bytes=MAX_BYTES):
     for its members are added up before anything is inflated, and a file that declares
     more is refused (a small compressed file can expand to gigabytes). The default, 2 GiB,
     is far above any model of this course and below the memory of a laptop; pass a larger
-    ``max_bytes`` for a bigger checkpoint that you trust (None: no limit). A damaged or malformed file (a bad
+    ``max_bytes`` for a bigger checkpoint that you trust (None: no limit). A damaged or
+    malformed file (a bad
     member, a description that is not a dict or is nested more than ``MAX_DEPTH`` levels,
     an array that declares more data than it holds) raises ``ValueError`` saying what is
     wrong. ``map_location`` and ``weights_only`` are accepted for PyTorch's sake: tensors
     are always on the CPU, and only data is ever loaded.
     """
-    name = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "the given file")
+    name = (os.fspath(f) if isinstance(f, (str, os.PathLike))
+            else getattr(f, "name", "the given file"))
     refuse = (f"{name} is not a file written by minigrad.save: minigrad.load reads only "
               "minigrad's .npz files and never unpickles (a file from torch.save or pickle "
               "must be converted first)")

@@ -9,13 +9,12 @@ import numpy as np
 
 from . import dtypes
 from .ops import arithmetic
-from .tensor_functions import matmul, tensor_from
-from .tensor_rules import (_bool_subtraction_error, _broadcast_error, _int_operand, _Number,
-                           _number_as, _with_numbers)
+from ._tensor import tensor_from
+from .ops.linalg import matmul
+from .tensor_rules import (bool_subtraction_error, broadcast_error, int_operand, NUMBER_TYPES,
+                           number_as, with_numbers)
 
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = _wrap = _math = None
+from ._tensor import Tensor, wrap
 
 
 class ArithmeticMethods:
@@ -37,13 +36,13 @@ class ArithmeticMethods:
                 a = a.astype(common, copy=False)
                 b = b.astype(common, copy=False)
             return a, b, other
-        if isinstance(other, _Number):
+        if isinstance(other, NUMBER_TYPES):
             if isinstance(other, (np.number, np.bool_)):
                 other = other.item()
             if a.dtype.kind in "biu":
-                promoted = _with_numbers(a, other)
+                promoted = with_numbers(a, other)
                 if promoted is a and a.dtype.kind in "iu" and isinstance(other, int):
-                    other = _int_operand(other, a.dtype)  # wraps, as PyTorch: uint8 + -1
+                    other = int_operand(other, a.dtype)  # wraps, as PyTorch: uint8 + -1
                 a = promoted
             return a, other, None
         if isinstance(other, np.ndarray):
@@ -60,25 +59,25 @@ class ArithmeticMethods:
         try:
             return arithmetic.AddBackward0.run((self, t), a, b)
         except ValueError:
-            raise _broadcast_error(a, b, "+") from None
+            raise broadcast_error(a, b, "+") from None
 
     __radd__ = __add__
 
     def __sub__(self, other):
         if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_) or (
                 isinstance(other, Tensor) and other._data.dtype.kind == "b"):
-            raise _bool_subtraction_error()
+            raise bool_subtraction_error()
         a, b, t = self._operands(other)
         try:
             return arithmetic.SubBackward0.run((self, t), a, b)
         except ValueError:
-            raise _broadcast_error(a, b, "-") from None
+            raise broadcast_error(a, b, "-") from None
 
     def __rsub__(self, other):
         if isinstance(other, Tensor):
             return other.__sub__(self)
         if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_):
-            raise _bool_subtraction_error()
+            raise bool_subtraction_error()
         a, b, _ = self._operands(other)
         return arithmetic.RsubBackward1.run((self,), a, other=b)
 
@@ -87,7 +86,7 @@ class ArithmeticMethods:
         try:
             return arithmetic.MulBackward0.run((self, t), a, b)
         except ValueError:
-            raise _broadcast_error(a, b, "*") from None
+            raise broadcast_error(a, b, "*") from None
 
     __rmul__ = __mul__
 
@@ -102,7 +101,7 @@ class ArithmeticMethods:
         try:
             return arithmetic.DivBackward0.run((self, t), a, b)
         except ValueError:
-            raise _broadcast_error(a, b, "/") from None
+            raise broadcast_error(a, b, "/") from None
 
     def __rtruediv__(self, other):
         if isinstance(other, Tensor):
@@ -122,7 +121,7 @@ class ArithmeticMethods:
                 return arithmetic.RemainderBackward0.run((self,), a, other=b)
             return arithmetic.RemainderBackward1.run((self, t), a, b)
         except ValueError:
-            raise _broadcast_error(*((b, a) if reverse else (a, b)), op) from None
+            raise broadcast_error(*((b, a) if reverse else (a, b)), op) from None
 
     def __floordiv__(self, other):
         return self._rounded(other, "floor_divide")
@@ -139,12 +138,12 @@ class ArithmeticMethods:
     floor_divide, remainder = __floordiv__, __mod__
 
     def __pow__(self, exponent):
-        if isinstance(exponent, _Number):
+        if isinstance(exponent, NUMBER_TYPES):
             a, e, _ = self._operands(exponent)
             if a.dtype.kind in "iu" and isinstance(e, int):
                 if exponent < 0:
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
-                e = int(_number_as(exponent, a.dtype))  # checked, not wrapped (uint8 ** 300)
+                e = int(number_as(exponent, a.dtype))  # checked, not wrapped (uint8 ** 300)
             return arithmetic.PowBackward0.run((self,), a, exponent=e)
         a, b, t = self._operands(exponent)
         if a.dtype == np.bool_:
@@ -153,7 +152,7 @@ class ArithmeticMethods:
         try:
             return arithmetic.PowBackward1.run((self, t), a, b)
         except ValueError:
-            raise _broadcast_error(a, b, "**") from None
+            raise broadcast_error(a, b, "**") from None
 
     def __rpow__(self, base):
         if isinstance(base, Tensor):
@@ -215,9 +214,9 @@ class ArithmeticMethods:
     def _compare(self, other, fn):
         a, b, _ = self._operands(other)
         try:
-            return _wrap(fn(a, b))
+            return wrap(fn(a, b))
         except ValueError:
-            raise _broadcast_error(a, b, "a comparison") from None
+            raise broadcast_error(a, b, "a comparison") from None
 
     def __eq__(self, other):
         if other is None:
@@ -246,7 +245,7 @@ class ArithmeticMethods:
     def __invert__(self):
         if self._data.dtype.kind == "f":
             raise TypeError("~ (bitwise not) is only defined for integer and bool tensors")
-        return _wrap(~self._data)
+        return wrap(~self._data)
 
     def __and__(self, other):
         return self._compare(other, np.bitwise_and)
@@ -261,8 +260,9 @@ class ArithmeticMethods:
         """Indices of the non-zero elements: a (count, ndim) int64 tensor, or one per dim."""
         found = np.nonzero(self._data)
         if as_tuple:
-            return tuple(_wrap(i.astype(np.int64)) for i in found)
-        return _wrap(np.stack(found, axis=1).astype(np.int64) if found else np.zeros((0, 0), np.int64))
+            return tuple(wrap(i.astype(np.int64)) for i in found)
+        return wrap(np.stack(found, axis=1).astype(np.int64) if found
+                    else np.zeros((0, 0), np.int64))
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         """The distinct values, sorted; with ``dim``, the distinct slices along ``dim`` (rows
@@ -273,20 +273,20 @@ class ArithmeticMethods:
         axis = None if dim is None else self._dim(dim)
         values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True,
                                             axis=axis)
-        result = [_wrap(values)]
+        result = [wrap(values)]
         if return_inverse:
             shape = self._data.shape if axis is None else (self._data.shape[axis],)
-            result.append(_wrap(inverse.reshape(shape).astype(np.int64)))
+            result.append(wrap(inverse.reshape(shape).astype(np.int64)))
         if return_counts:
-            result.append(_wrap(counts.astype(np.int64)))
+            result.append(wrap(counts.astype(np.int64)))
         return result[0] if len(result) == 1 else tuple(result)
 
     def bincount(self, weights=None, minlength=0):
         w = weights._data if isinstance(weights, Tensor) else weights
-        return _wrap(np.bincount(self._data, weights=w, minlength=minlength))
+        return wrap(np.bincount(self._data, weights=w, minlength=minlength))
 
     def logical_not(self):
-        return _wrap(np.logical_not(self._data))
+        return wrap(np.logical_not(self._data))
 
     def equal(self, other):
         return self.shape == other.shape and bool(np.array_equal(self._data, other._data))
@@ -295,19 +295,10 @@ class ArithmeticMethods:
         return bool(np.allclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return _wrap(np.isclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+        return wrap(np.isclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     def isnan(self):
-        return _wrap(np.isnan(self._data))
+        return wrap(np.isnan(self._data))
 
     def isfinite(self):
-        return _wrap(np.isfinite(self._data))
-
-    def logical_and(self, other):
-        return _math.logical_and(self, other)
-
-    def logical_or(self, other):
-        return _math.logical_or(self, other)
-
-    def logical_xor(self, other):
-        return _math.logical_xor(self, other)
+        return wrap(np.isfinite(self._data))

@@ -1,5 +1,5 @@
-"""``_run_backward``: the way from ``Tensor.backward``, ``autograd.backward`` and
-``autograd.grad`` into the engine (chapter 3).
+"""``Tensor.backward`` and ``run_backward``: the way from ``Tensor.backward``,
+``autograd.backward`` and ``autograd.grad`` into the engine (chapter 3).
 
 It checks what PyTorch checks, in its words, before anything changes, makes the seed
 gradients and, for ``autograd.grad``, returns the captured gradients of the inputs.
@@ -7,15 +7,33 @@ gradients and, for ``autograd.grad``, returns the captured gradients of the inpu
 
 import numpy as np
 
-from .graph import backward as _engine_backward
-
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = _wrap = _edge = None
+from ._tensor import Tensor, wrap
+from .graph import backward as engine_backward
+from .graph import gradient_node
 
 
-def _run_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-                  inputs=None, *, accumulate=True, allow_unused=None, materialize_grads=False):
+class BackwardMethods:
+    """``Tensor.backward``."""
+
+    __slots__ = ()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor with respect to every leaf that requires grad
+        and add it into each leaf's ``.grad`` (only into ``inputs``' when given). The graph
+        is freed afterwards unless ``retain_graph=True`` (which defaults to
+        ``create_graph``). The same as ``minigrad.autograd.backward(self, gradient, ...)``."""
+        if (gradient is None and inputs is None and not create_graph
+                and self._grad_fn is not None and self._data.size == 1):
+            # Speed: ``loss.backward()``, the call of every training step, needs none of the
+            # general checks (about 3 us a step)
+            seed = np.ones(self._data.shape, self._data.dtype)
+            engine_backward([self._grad_fn], [seed], retain_graph=bool(retain_graph))
+            return
+        run_backward((self,), gradient, retain_graph, create_graph, inputs)
+
+
+def run_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+                 inputs=None, *, accumulate=True, allow_unused=None, materialize_grads=False):
     """The one way into the engine, with PyTorch's checks and messages: ``Tensor.backward``
     and ``autograd.backward`` (``accumulate=True``: gradients go into ``.grad``) and
     ``autograd.grad`` (``accumulate=False``: the gradients of ``inputs`` are returned as a
@@ -39,19 +57,19 @@ def _run_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=Fa
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     roots, seeds = [], []
     for i, (out, given) in enumerate(zip(tensors, grad_tensors)):
-        roots.append(_edge(out) if isinstance(out, Tensor) else None)
+        roots.append(gradient_node(out) if isinstance(out, Tensor) else None)
         seeds.append(_seed(i, out, given, create_graph))
-    for i, (out, node) in enumerate(zip(tensors, roots)):
+    for i, node in enumerate(roots):
         if node is None:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn. "
                 "Create the inputs with requires_grad=True (and outside no_grad()) so that "
                 "operations on them are recorded.")
     if inputs is None:
-        _engine_backward(roots, seeds, retain_graph=bool(retain_graph), create_graph=create_graph)
+        engine_backward(roots, seeds, retain_graph=bool(retain_graph), create_graph=create_graph)
         return None
-    targets = [_edge(t) for t in inputs]
-    captured = _engine_backward(roots, seeds, retain_graph=bool(retain_graph), capture=targets,
+    targets = [gradient_node(t) for t in inputs]
+    captured = engine_backward(roots, seeds, retain_graph=bool(retain_graph), capture=targets,
                              create_graph=create_graph)
     results = []
     for i, (t, node) in enumerate(zip(inputs, targets)):
@@ -60,7 +78,7 @@ def _run_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=Fa
             if accumulate or allow_unused and not materialize_grads:
                 results.append(None)
             elif materialize_grads:
-                results.append(_wrap(np.zeros_like(t._data)))
+                results.append(wrap(np.zeros_like(t._data)))
             else:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
@@ -72,7 +90,7 @@ def _run_backward(tensors, grad_tensors=None, retain_graph=None, create_graph=Fa
                 g = g.to(t.dtype)
             results.append(g if g._data.shape == t._data.shape else g.expand(*t.shape))
         else:
-            results.append(_wrap(np.array(g, dtype=t._data.dtype).reshape(t._data.shape)))
+            results.append(wrap(np.array(g, dtype=t._data.dtype).reshape(t._data.shape)))
     return None if accumulate else tuple(results)
 
 
@@ -99,7 +117,7 @@ def _seed(i, out, given, create_graph):
                 "y.sum().backward()) or pass the gradient of the final result with "
                 "respect to it: y.backward(gradient=minigrad.ones_like(y)).")
         grad = np.ones(out._data.shape, out._data.dtype)
-        return _wrap(grad) if create_graph else grad
+        return wrap(grad) if create_graph else grad
     if not isinstance(given, Tensor):
         raise TypeError(f"gradients can be either Tensors or None, but got {type(given).__name__}")
     if not isinstance(out, Tensor):
@@ -110,5 +128,5 @@ def _seed(i, out, given, create_graph):
     if create_graph:  # a given gradient keeps its history (a vjp of a vjp needs it)
         if given._data.dtype == out._data.dtype:
             return given
-        return _wrap(given._data.astype(out._data.dtype))
+        return wrap(given._data.astype(out._data.dtype))
     return given._data.astype(out._data.dtype, copy=False)

@@ -1,8 +1,11 @@
 """``Size`` and ``device``: what ``t.shape`` and ``t.device`` are (chapters 5 and 6).
 
-``Size`` is the tuple a shape prints as; ``device`` names any of PyTorch's devices so that
-``torch.device(...)`` code runs, and ``check_device`` refuses all but the CPU.
+``Size`` is the tuple a shape prints as (``shape_args`` reads one given as arguments);
+``device`` names any of PyTorch's devices so that ``torch.device(...)`` code runs, and
+``check_device`` refuses all but the CPU.
 """
+
+import operator
 
 import numpy as np
 
@@ -85,3 +88,22 @@ def check_device(dev):
 
 
 CPU = device("cpu")
+
+
+# ------------------------------------------------------------------ shapes given as arguments
+
+def shape_args(args):
+    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
+        args = args[0]
+    return tuple(_size(a) for a in args)
+
+
+def _size(n):
+    """One size of a shape: an integer (a float would silently be cut, so it is refused)."""
+    try:
+        return operator.index(n)
+    except TypeError:
+        raise TypeError(f"a size must be an int, not {type(n).__name__} ({n!r}): sizes "
+                        "count elements, e.g. zeros(2, 3); write int(n) to round down "
+                        "on purpose") from None

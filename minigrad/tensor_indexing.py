@@ -13,17 +13,16 @@ from . import dtypes
 from . import derivatives as d
 from .ops import indexing
 from .ops.op import saving_versions_of
-from .graph import _GradMode
-from .tensor_rules import _Number, _number_as, _one_dim
+from .graph import GradMode
+from .tensor_rules import NUMBER_TYPES, number_as, one_dim
 
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = _edge = None
+from ._tensor import Tensor
+from .graph import gradient_node
 
 
-def _edges(a, b):
+def edges_of(a, b):
     """The input nodes of a binary op whose second operand may be a Python number (None)."""
-    return (_edge(a), _edge(b) if b is not None else None)
+    return (gradient_node(a), gradient_node(b) if b is not None else None)
 
 
 # How PyTorch reads an index (python_variable_indexing.cpp), which is not numpy's rule:
@@ -228,7 +227,7 @@ def _is_view_at(value, array, index):
             and value.__array_interface__["data"][0] == target.__array_interface__["data"][0])
 
 
-def _unchanged_view_nodes(tensors):
+def unchanged_view_nodes(tensors):
     """The view nodes of ``tensors`` whose memory has not changed since they were made
     (a changed one must keep refusing backward: something may have used the stale view)."""
     nodes = []
@@ -240,7 +239,7 @@ def _unchanged_view_nodes(tensors):
     return nodes
 
 
-def _forget_viewed(node):
+def forget_viewed(node):
     """A view node whose memory is about to change through this very view: the change is
     recorded (CopySlices), so what used the view before may still backward."""
     node.viewed = None
@@ -289,7 +288,7 @@ class IndexingMethods:
                 return saving_versions_of(
                     indexing.IndexBackward0.run((self,), a, first=index, key=advanced),
                     *_index_tensors(key))
-            if _GradMode.enabled:
+            if GradMode.enabled:
                 node_class = indexing.view_node_class(index, a.shape) if self._requires_grad \
                     else indexing.SliceBackward0
                 out = node_class.run((self,), a, key=index)
@@ -303,8 +302,8 @@ class IndexingMethods:
         a = self._data
         t = value if isinstance(value, Tensor) else None
         v = value._data if t is not None else value
-        if t is None and a.dtype.kind in "iu" and isinstance(v, _Number):
-            v = _number_as(v, a.dtype)  # first, as PyTorch: x[::-1] = inf names the value
+        if t is None and a.dtype.kind in "iu" and isinstance(v, NUMBER_TYPES):
+            v = number_as(v, a.dtype)  # first, as PyTorch: x[::-1] = inf names the value
         try:
             index, advanced = _to_index(key, a)
         except IndexError as error:
@@ -314,7 +313,7 @@ class IndexingMethods:
         if advanced is not None and t is not None and v.dtype != a.dtype:
             if v.size == 1 and _one_mask(advanced):
                 # PyTorch's masked_fill_ path: the one value is converted like a number
-                v = _number_as(v.reshape(()).item(), a.dtype)
+                v = number_as(v.reshape(()).item(), a.dtype)
             else:
                 raise RuntimeError(
                     f"Index put requires the source and destination dtypes match, got "
@@ -331,7 +330,7 @@ class IndexingMethods:
             return
         if recorded:
             node_class = d.CopySlices if advanced is None else d.IndexPutBackward0
-            node = node_class(_edges(self, t), (a.shape, t._data.shape if t is not None else ()),
+            node = node_class(edges_of(self, t), (a.shape, t._data.shape if t is not None else ()),
                               advanced if advanced is not None else index,
                               index if advanced is not None else None, _index_tensors(key))
         try:
@@ -353,7 +352,7 @@ class IndexingMethods:
         """Pick along ``dim`` the positions that ``index`` names; the result has the index's
         shape. For a 2-D tensor and dim=1: ``out[i][j] = self[i][index[i][j]]``
         (each row picks its own columns, e.g. the score of each sample's label)."""
-        dim = _one_dim("gather", dim)
+        dim = one_dim("gather", dim)
         if not isinstance(index, Tensor):
             raise TypeError(f"gather(): argument 'index' (position 2) must be Tensor, not "
                             f"{type(index).__name__}")

@@ -12,16 +12,16 @@ import warnings
 import numpy as np
 
 from . import derivatives as d
-from .graph import _GradMode, saved_output_is
-from .tensor_functions import tensor_from
-from .tensor_indexing import _edges, _forget_viewed, _unchanged_view_nodes
-from .tensor_rules import (_bool_subtraction_error, _broadcast_error, _can_hold, _cannot_hold,
-                           _int_bounds, _int_operand, _kind, _needs_grad, _number_as,
-                           _OVERLAPPING_WRITE, _true_divide, _writable)
+from .graph import GradMode, saved_output_is
+from ._tensor import tensor_from
+from .tensor_indexing import edges_of, forget_viewed, unchanged_view_nodes
+from .tensor_rules import (bool_subtraction_error, broadcast_error, can_hold, cannot_hold,
+                           int_bounds, int_operand, kind_of, needs_grad, number_as,
+                           OVERLAPPING_WRITE, true_divide, writable)
 
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = _wrap = _edge = _shape = None
+from ._tensor import Tensor, wrap
+from .graph import gradient_node
+from .random import numpy_rng
 
 
 LEAF_INPLACE = (
@@ -46,11 +46,11 @@ def _direct(t, other):
         return None
     if isinstance(other, Tensor):
         if other._data.dtype is not a.dtype or (
-                _GradMode.enabled and (t._requires_grad or other._requires_grad)):
+                GradMode.enabled and (t._requires_grad or other._requires_grad)):
             return None
         return other._data
     if type(other) is float or type(other) is int:
-        return None if _GradMode.enabled and t._requires_grad else other
+        return None if GradMode.enabled and t._requires_grad else other
     return None
 
 
@@ -78,7 +78,7 @@ class InPlaceMethods:
             return self._record_in_place(lambda before: before.masked_fill(mask, value))
         out = self.masked_fill(mask, value.detach() if isinstance(value, Tensor) else value)
         _check_output_shape(self, out._data.shape)
-        np.copyto(_writable(self._data), out._data)
+        np.copyto(writable(self._data), out._data)
         self._bump_version()
         return self
 
@@ -88,8 +88,8 @@ class InPlaceMethods:
         for a view, whose change minigrad could not record in the tensor it views."""
         t = other if isinstance(other, Tensor) else None
         if not (overlapping or self._data.flags.writeable):
-            raise RuntimeError(_OVERLAPPING_WRITE)
-        if not _needs_grad(self, t) or self._data.dtype.kind not in "fc":
+            raise RuntimeError(OVERLAPPING_WRITE)
+        if not needs_grad(self, t) or self._data.dtype.kind not in "fc":
             return False  # (an integer or bool tensor cannot require grad)
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
@@ -105,7 +105,7 @@ class InPlaceMethods:
         result; nothing changes if it raises."""
         if self._data.base is not None:
             return self._record_in_place_on_view(compute)
-        result = compute(_wrap(self._data.copy(), self._grad_fn))
+        result = compute(wrap(self._data.copy(), self._grad_fn))
         _check_output_shape(self, result._data.shape)
         if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
             raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
@@ -138,8 +138,8 @@ class InPlaceMethods:
         memory changes, ``root`` gets a node that sends the gradient of the changed part to
         the op and the rest to its old node, and the view becomes a view of the new ``root``."""
         root, path = self._view_root()
-        old = _edge(root)
-        before = _wrap(self._data.copy())
+        old = gradient_node(root)
+        before = wrap(self._data.copy())
         if old is not None:
             before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, path))
         result = compute(before)
@@ -150,15 +150,16 @@ class InPlaceMethods:
         chain = [self]
         while len(chain) < len(path):
             chain.append(chain[-1]._view[0])
-        unchanged = _unchanged_view_nodes(chain)
+        unchanged = unchanged_view_nodes(chain)
         np.copyto(self._data, result._data, casting="unsafe")
         self._bump_version()
-        node = d.ViewCopySlices((old, _edge(result)), (root._data.shape, self._data.shape), path)
+        node = d.ViewCopySlices((old, gradient_node(result)),
+                                (root._data.shape, self._data.shape), path)
         root._set_grad_fn(node)
         # This view and the views it was made from are views of the new root now. Their old
         # nodes stay in the graph of what used them before the change, which was right.
         for old_node in unchanged:
-            _forget_viewed(old_node)
+            forget_viewed(old_node)
         for depth, t in zip(range(len(path), 0, -1), chain):
             t._set_grad_fn(d.AsStridedBackward0((node,), root._data.shape, path[:depth], root))
         return self
@@ -178,21 +179,21 @@ class InPlaceMethods:
             return self._record_in_place(lambda before: out_of_place(before, other))
         b = other._data if isinstance(other, Tensor) else other
         if type(b) is int and self._data.dtype.kind in "iu":
-            b = _int_operand(b, self._data.dtype)
+            b = int_operand(b, self._data.dtype)
         try:
             ufunc(self._data, b, out=self._data, casting="same_kind")
         except ValueError:
             try:
                 shape = np.broadcast_shapes(self._data.shape, np.shape(b))
             except ValueError:
-                raise _broadcast_error(self._data, b, name) from None
+                raise broadcast_error(self._data, b, name) from None
             raise _output_shape_error(self, shape, f" in {name}") from None
         except TypeError:
             # numpy's "same_kind" refused; PyTorch's rule decides (it allows int64 -> uint8).
             # The result of a true division is a float even for two integers.
-            result = b if ufunc is not _true_divide or _kind(b) in "fc" else 1.0
-            if not _can_hold(self._data.dtype, result):
-                raise _cannot_hold(result, self) from None
+            result = b if ufunc is not true_divide or kind_of(b) in "fc" else 1.0
+            if not can_hold(self._data.dtype, result):
+                raise cannot_hold(result, self) from None
             ufunc(self._data, b, out=self._data, casting="unsafe")
         self._bump_version()
         return self
@@ -203,14 +204,14 @@ class InPlaceMethods:
     def __isub__(self, other):
         if self._data.dtype.kind == "b" or other.__class__ in (bool, np.bool_) or (
                 isinstance(other, Tensor) and other._data.dtype.kind == "b"):
-            raise _bool_subtraction_error()
+            raise bool_subtraction_error()
         return self._inplace(other, np.subtract, Tensor.__sub__, "-=")
 
     def __imul__(self, other):
         return self._inplace(other, np.multiply, Tensor.__mul__, "*=")
 
     def __itruediv__(self, other):
-        return self._inplace(other, _true_divide, Tensor.__truediv__, "/=")
+        return self._inplace(other, true_divide, Tensor.__truediv__, "/=")
 
     # The ops an optimizer's step is made of (under no_grad) first try the direct path:
     # ``_direct`` checks that nothing is recorded and the dtypes agree, then one numpy op
@@ -220,10 +221,11 @@ class InPlaceMethods:
     def add_(self, other, alpha=1):
         """``self += alpha * other``."""
         a = self._data
-        if type(other) is Tensor or isinstance(other, Tensor):  # _direct, inlined: the hot one (optimizers)
+        # _direct, inlined: the hot one (optimizers)
+        if type(other) is Tensor or isinstance(other, Tensor):
             b = other._data
             if (b.dtype is a.dtype and a.dtype.kind == "f"
-                    and not (_GradMode.enabled and (self._requires_grad or other._requires_grad))):
+                    and not (GradMode.enabled and (self._requires_grad or other._requires_grad))):
                 try:
                     a += b if alpha == 1 else b * alpha  # (numpy's operator: np.add(out=a))
                 except ValueError:
@@ -258,7 +260,7 @@ class InPlaceMethods:
     def mul_(self, other):
         a = self._data
         if type(other) is float:  # buf.mul_(momentum): _direct, inlined
-            if a.dtype.kind == "f" and not (_GradMode.enabled and self._requires_grad):
+            if a.dtype.kind == "f" and not (GradMode.enabled and self._requires_grad):
                 try:
                     a *= other
                 except ValueError:
@@ -330,12 +332,12 @@ class InPlaceMethods:
         low = min.item() if isinstance(min, Tensor) else min
         high = max.item() if isinstance(max, Tensor) else max
         for bound in (low, high):
-            if bound is not None and not _can_hold(self._data.dtype, bound):
-                raise _cannot_hold(bound, self)  # int_tensor.clamp_(min=0.5)
+            if bound is not None and not can_hold(self._data.dtype, bound):
+                raise cannot_hold(bound, self)  # int_tensor.clamp_(min=0.5)
         if self._check_inplace():
             return self._record_in_place(lambda before: before.clamp(low, high))
         if self._data.dtype.kind in "iu":
-            low, high = _int_bounds(low, high, self._data.dtype)
+            low, high = int_bounds(low, high, self._data.dtype)
         np.clip(self._data, low, high, out=self._data)
         self._bump_version()
         return self
@@ -344,11 +346,11 @@ class InPlaceMethods:
         """Set every element to 0 in place (``x.grad.zero_()`` in chapter 4)."""
         recorded = self._check_inplace(overlapping=True)
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
-            return self._record_in_place(lambda before: _wrap(np.zeros_like(before._data)))
-        _writable(self._data).fill(0)
+            return self._record_in_place(lambda before: wrap(np.zeros_like(before._data)))
+        writable(self._data).fill(0)
         self._bump_version()
         if recorded:
-            self._set_grad_fn(d.ZeroBackward0((_edge(self),), (self._data.shape,)))
+            self._set_grad_fn(d.ZeroBackward0((gradient_node(self),), (self._data.shape,)))
         return self
 
     def fill_(self, value):
@@ -363,21 +365,21 @@ class InPlaceMethods:
         recorded = self._check_inplace(value_tensor, overlapping=True)
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(
-                lambda before: _wrap(np.full_like(before._data, value)) if value_tensor is None
+                lambda before: wrap(np.full_like(before._data, value)) if value_tensor is None
                 else value_tensor.to(self.dtype).expand(self.shape) * 1)
         if value_tensor is None:
-            fill = _number_as(value, self._data.dtype)
+            fill = number_as(value, self._data.dtype)
         else:  # a tensor's value is cast unchecked, as by .to(dtype)
             with np.errstate(invalid="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 fill = value_tensor._data.astype(self._data.dtype)
-        _writable(self._data).fill(fill)
+        writable(self._data).fill(fill)
         self._bump_version()
         if recorded:
             if value_tensor is None:
-                self._set_grad_fn(d.FillBackward2((_edge(self),), (self._data.shape,)))
+                self._set_grad_fn(d.FillBackward2((gradient_node(self),), (self._data.shape,)))
             else:
-                self._set_grad_fn(d.FillBackward3(_edges(self, value_tensor),
+                self._set_grad_fn(d.FillBackward3(edges_of(self, value_tensor),
                                                   (self._data.shape, ()),
                                                   value_tensor._data.dtype))
         return self
@@ -389,49 +391,29 @@ class InPlaceMethods:
         try:  # src broadcasts to this tensor's shape, never beyond it (as in PyTorch)
             _check_output_shape(self, np.broadcast_shapes(self._data.shape, src_t._data.shape))
         except ValueError:
-            raise _broadcast_error(self._data, src_t._data, "copy_") from None
+            raise broadcast_error(self._data, src_t._data, "copy_") from None
         recorded = self._check_inplace(src_t)
         if recorded and self._data.base is not None:  # a view: through its base's CopySlices
             return self._record_in_place(lambda _: src_t.expand(self.shape).to(self.dtype) * 1)
         np.copyto(self._data, src_t._data, casting="unsafe")
         self._bump_version()
         if recorded:
-            self._set_grad_fn(d.CopyBackwards(_edges(self, src_t),
+            self._set_grad_fn(d.CopyBackwards(edges_of(self, src_t),
                                               (self._data.shape, src_t._data.shape),
                                               src_t._data.dtype))
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
-        from .random import numpy_rng
         self._check_inplace()
         self._data[...] = numpy_rng(generator).uniform(a, b, self._data.shape)
         self._bump_version()
         return self
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
-        from .random import numpy_rng
         self._check_inplace()
         self._data[...] = numpy_rng(generator).normal(mean, std, self._data.shape)
         self._bump_version()
         return self
-
-    def tril_(self, diagonal=0):
-        return _shape.tril_(self, diagonal)
-
-    def triu_(self, diagonal=0):
-        return _shape.triu_(self, diagonal)
-
-    def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
-        return _shape.scatter_(self, dim, index, src, value, reduce=reduce)
-
-    def scatter_add_(self, dim, index, src):
-        return _shape.scatter_add_(self, dim, index, src)
-
-    def index_add_(self, dim, index, source, *, alpha=1):
-        return _shape.index_add_(self, dim, index, source, alpha=alpha)
-
-    def index_fill_(self, dim, index, value):
-        return _shape.index_fill_(self, dim, index, value)
 
 
 def _output_shape_error(tensor, shape, where=""):

@@ -1,8 +1,9 @@
 """Tensor's elementwise functions (exp, log, clamp, ...), reductions (sum, mean, max, ...)
 and softmax (chapters 5 and 7).
 
-Each method checks its arguments and runs one op class of ``ops/``; the rarer ones delegate
-to ``math_ops`` and ``extra_ops``.
+Each method checks its arguments and runs one op class of ``ops/``; the rarer ones
+(``floor``, ``log1p``, ``sort``, ...) are functions of their op family in ``ops/``, declared
+there as methods.
 """
 
 import functools
@@ -16,21 +17,20 @@ from . import dtypes
 from .ops import activations, arithmetic, pointwise, reductions, selection, sorting
 from .ops import softmax as softmax_ops
 from .ops.op import saving_versions_of
-from .graph import _GradMode
-from .tensor_functions import _addc, _pairwise
-from .tensor_rules import (_bound_as_number, _broadcast_error, _int_bounds, _number_as, _one_dim,
-                           _refuse_empty_reduction, _with_numbers)
+from .graph import GradMode
+from .ops.arithmetic import run_addc
+from .ops.selection import pairwise, where
+from .tensor_rules import (bound_as_number, broadcast_error, int_bounds, number_as, one_dim,
+                           refuse_empty_reduction, with_numbers)
 
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = _wrap = _extra = _math = None
+from ._tensor import Tensor, wrap
 
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
 
 
-def _with_numpy_names(method):
+def with_numpy_names(method):
     """``method`` that also takes numpy's keyword names, ``axis=`` for ``dim=`` and
     ``keepdims=`` for ``keepdim=``, as PyTorch's reductions do."""
     @functools.wraps(method)
@@ -64,7 +64,7 @@ class MathMethods:
         """all/any: bool, except that PyTorch answers a uint8 tensor in uint8."""
         a = self._data
         out = np.asarray(fn(a, axis=None if dim is None else self._dim(dim), keepdims=keepdim))
-        return _wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
+        return wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
 
     def _float_data(self):
         """The values as floats: integer tensors become float32 (exp, log, ... of ints)."""
@@ -133,13 +133,13 @@ class MathMethods:
         if low_is_tensor or high_is_tensor:
             if low is None or high is None or (low_is_tensor and high_is_tensor):
                 return self._clamp_by_tensors(low, high)
-            low, high = _bound_as_number(low), _bound_as_number(high)
-        a = _with_numbers(self._data, low, high)
+            low, high = bound_as_number(low), bound_as_number(high)
+        a = with_numbers(self._data, low, high)
         if a.dtype.kind == "b":
             raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
                                       "tensor first (t.long())")
         if a.dtype.kind in "iu":
-            low, high = _int_bounds(low, high, a.dtype)
+            low, high = int_bounds(low, high, a.dtype)
         return node_cls.run((self,), a, low=low, high=high)
 
     def _clamp_by_tensors(self, low, high):
@@ -156,7 +156,7 @@ class MathMethods:
         try:
             return selection.ClampBackward0.run((self, low, high), a, lo, hi)
         except ValueError:
-            raise _broadcast_error(a, lo if hi is None else hi, "clamp") from None
+            raise broadcast_error(a, lo if hi is None else hi, "clamp") from None
 
     def masked_fill(self, mask, value):
         """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
@@ -174,9 +174,9 @@ class MathMethods:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {value_tensor.ndim} dimension(s).")
         a = self._data
-        fill = _number_as(value.item() if value_tensor is not None else value, a.dtype)
+        fill = number_as(value.item() if value_tensor is not None else value, a.dtype)
         if value_tensor is not None and value_tensor._requires_grad and a.dtype.kind != "f" \
-                and _GradMode.enabled:
+                and GradMode.enabled:
             raise RuntimeError(f"Autograd not support dtype: {self.dtype}: only a float tensor "
                                "can be filled with a value that requires grad")
         try:
@@ -186,21 +186,26 @@ class MathMethods:
                 out = selection.MaskedFillBackward1.run((self, value_tensor), a, fill, mask=m)
             return saving_versions_of(out, mask)
         except ValueError:
-            raise _broadcast_error(a, m, "masked_fill") from None
+            raise broadcast_error(a, m, "masked_fill") from None
+
+    def where(self, condition, other):
+        """``self`` where ``condition`` holds, ``other`` elsewhere: ``minigrad.where(condition,
+        self, other)``."""
+        return where(condition, self, other)
 
     def maximum(self, other):
-        return _pairwise(self, other, selection.MaximumBackward0)
+        return pairwise(self, other, selection.MaximumBackward0)
 
     def addcmul(self, tensor1, tensor2, value=1):
         """``self + value * tensor1 * tensor2``, broadcast (Adam's update, in place)."""
-        return _addc(self, tensor1, tensor2, value, arithmetic.AddcmulBackward0)
+        return run_addc(self, tensor1, tensor2, value, arithmetic.AddcmulBackward0)
 
     def addcdiv(self, tensor1, tensor2, value=1):
         """``self + value * tensor1 / tensor2``, broadcast (Adam's update, in place)."""
-        return _addc(self, tensor1, tensor2, value, arithmetic.AddcdivBackward0)
+        return run_addc(self, tensor1, tensor2, value, arithmetic.AddcdivBackward0)
 
     def minimum(self, other):
-        return _pairwise(self, other, selection.MinimumBackward0)
+        return pairwise(self, other, selection.MinimumBackward0)
 
     def softmax(self, dim, dtype=None):
         if dtype is not None:
@@ -256,13 +261,13 @@ class MathMethods:
         a = self._data
         name = arg.__name__[3:]
         if dim is None:
-            _refuse_empty_reduction(name, a, None)
+            refuse_empty_reduction(name, a, None)
             return full_op.run((self,), a)
         dim = self._dim(dim)
-        _refuse_empty_reduction(name, a, dim if a.ndim else None)
+        refuse_empty_reduction(name, a, dim if a.ndim else None)
         indices = np.expand_dims(arg(a, axis=dim), dim) if a.ndim else np.zeros((), np.int64)
         out = dim_op.run((self,), a, indices=indices, axis=dim, keepdim=keepdim)
-        return result_type(out, _wrap((indices if keepdim else indices.squeeze(dim))
+        return result_type(out, wrap((indices if keepdim else indices.squeeze(dim))
                                       .astype(np.int64)))
 
     def max(self, dim=None, keepdim=False, other=None):
@@ -315,12 +320,12 @@ class MathMethods:
             raise RuntimeError(f"{arg.__name__}(): does not support bool input: convert it "
                                "first (t.long())")
         if dim is None:
-            _refuse_empty_reduction(arg.__name__, a, None, IndexError)
-            return _wrap(np.asarray(arg(a), dtype=np.int64))
+            refuse_empty_reduction(arg.__name__, a, None, IndexError)
+            return wrap(np.asarray(arg(a), dtype=np.int64))
         dim = self._dim(dim)
         if a.ndim:
-            _refuse_empty_reduction(arg.__name__, a, dim)
-        return _wrap(np.asarray(arg(a, axis=dim if a.ndim else None, keepdims=keepdim),
+            refuse_empty_reduction(arg.__name__, a, dim)
+        return wrap(np.asarray(arg(a, axis=dim if a.ndim else None, keepdims=keepdim),
                                 dtype=np.int64))
 
     def var(self, dim=None, unbiased=True, keepdim=False, correction=None):
@@ -361,14 +366,14 @@ class MathMethods:
             if keepdim:
                 raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
             return reductions.ProdBackward0.run((self,), a)
-        dim = self._dim(_one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
+        dim = self._dim(one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
         return reductions.ProdBackward1.run((self,), a, dim=dim, keepdim=keepdim)
 
     def cumsum(self, dim, dtype=None):
         """Running sums along ``dim``: ``out[i] = self[0] + ... + self[i]``."""
         if dtype is not None:
             return self.to(dtype).cumsum(dim)
-        dim = self._dim(_one_dim("cumsum", dim))
+        dim = self._dim(one_dim("cumsum", dim))
         a = self._data
         if a.dtype.kind in "biu":
             a = a.astype(np.int64)
@@ -405,115 +410,6 @@ class MathMethods:
                                "tensor because the operation does not have an identity")
         return reductions.LinalgVectorNormBackward0.run((self,), a, p=p, dims=dims,
                                                         keepdim=keepdim)
-
-    # ----------------------------------------------------------------- ops of extra_ops.py
-
-    def log10(self):
-        return _extra.log10(self)
-
-    def log2(self):
-        return _extra.log2(self)
-
-    def log1p(self):
-        return _extra.log1p(self)
-
-    def expm1(self):
-        return _extra.expm1(self)
-
-    def dot(self, tensor):
-        return _extra.dot(self, tensor)
-
-    def bmm(self, mat2):
-        return _extra.bmm(self, mat2)
-
-    def multinomial(self, num_samples, replacement=False, *, generator=None):
-        return _extra.multinomial(self, num_samples, replacement, generator=generator)
-
-    def histc(self, bins=100, min=0, max=0):
-        return _extra.histc(self, bins, min, max)
-
-    def histogram(self, bins, *, range=None, weight=None, density=False):
-        return _extra.histogram(self, bins, range=range, weight=weight, density=density)
-
-    # ----------------------------------------------------------------- ops of math_ops.py
-
-    def floor(self):
-        return _math.floor(self)
-
-    def ceil(self):
-        return _math.ceil(self)
-
-    def round(self, *, decimals=0):
-        return _math.round(self, decimals=decimals)
-
-    def trunc(self):
-        return _math.trunc(self)
-
-    def frac(self):
-        return _math.frac(self)
-
-    def rsqrt(self):
-        return _math.rsqrt(self)
-
-    def erf(self):
-        return _math.erf(self)
-
-    def sinh(self):
-        return _math.sinh(self)
-
-    def cosh(self):
-        return _math.cosh(self)
-
-    def asin(self):
-        return _math.asin(self)
-
-    def acos(self):
-        return _math.acos(self)
-
-    def atan(self):
-        return _math.atan(self)
-
-    def atan2(self, other):
-        return _math.atan2(self, other)
-
-    def fmod(self, other):
-        return _math.fmod(self, other)
-
-    def lerp(self, end, weight):
-        return _math.lerp(self, end, weight)
-
-    def isinf(self):
-        return _math.isinf(self)
-
-    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
-        return _math.nan_to_num(self, nan, posinf, neginf)
-
-    def count_nonzero(self, dim=None):
-        return _math.count_nonzero(self, dim)
-
-    def logsumexp(self, dim, keepdim=False):
-        return _math.logsumexp(self, dim, keepdim)
-
-    def cumprod(self, dim, *, dtype=None):
-        return _math.cumprod(self, dim, dtype=dtype)
-
-    def sort(self, dim=-1, descending=False, *, stable=None):
-        return _math.sort(self, dim, descending, stable=stable)
-
-    def argsort(self, dim=-1, descending=False, *, stable=False):
-        return _math.argsort(self, dim, descending, stable=stable)
-
-    def topk(self, k, dim=-1, largest=True, sorted=True):
-        return _math.topk(self, k, dim, largest, sorted)
-
-    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-        return _math.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
-
-    def median(self, dim=None, keepdim=False):
-        return _math.median(self, dim, keepdim)
-
-    def bernoulli(self, p=None, *, generator=None):
-        return _math.bernoulli(self, p, generator=generator)
 
     def outer(self, vec2):
         return self.unsqueeze(1) * vec2.unsqueeze(0)

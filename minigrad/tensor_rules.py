@@ -11,24 +11,22 @@ import numbers
 import numpy as np
 
 from . import dtypes
-from .graph import _GradMode
-
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = None
+from ._tensor import Tensor
+from .graph import GradMode
+from .dtypes import scalar_name
 
 
-_Number = (int, float, bool, np.number, np.bool_)
+NUMBER_TYPES = (int, float, bool, np.number, np.bool_)
 
 
-_OVERLAPPING_WRITE = (
+OVERLAPPING_WRITE = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location (an expanded tensor). Please clone() the tensor before performing the "
     "operation.")
 
 
-def _needs_grad(*tensors):
-    if not _GradMode.enabled:
+def needs_grad(*tensors):
+    if not GradMode.enabled:
         return False
     for t in tensors:
         if t is not None and t._requires_grad:
@@ -46,7 +44,7 @@ def _overflow(dtype):
     return RuntimeError(f"value cannot be converted to type {dtype} without overflow")
 
 
-def _int_operand(value, dtype):
+def int_operand(value, dtype):
     """A Python int as the operand of an arithmetic op or comparison with an integer tensor
     of ``dtype``: PyTorch converts it to that dtype with wrap-around (``uint8 + -1`` adds
     255, ``uint8 < -1`` compares with 255), where numpy 2 refuses or compares exactly."""
@@ -58,7 +56,7 @@ def _int_operand(value, dtype):
     return (value - low) % (high - low + 1) + low
 
 
-def _number_as(value, dtype):
+def number_as(value, dtype):
     """A Python number as a 0-dim array of ``dtype``, checked as PyTorch checks a fill value,
     a clamp bound or an assigned number: an integer dtype refuses inf, nan and numbers out
     of its range, except that an unsigned one takes an int down to -max, wrapped around
@@ -78,13 +76,13 @@ def _number_as(value, dtype):
     return np.asarray(value).astype(dtype)
 
 
-def _int_bounds(low, high, dtype):
-    """clamp's number bounds for an integer tensor, converted as PyTorch does (``_number_as``:
+def int_bounds(low, high, dtype):
+    """clamp's number bounds for an integer tensor, converted as PyTorch does (``number_as``:
     ``clamp_min(-2)`` on uint8 means 254)."""
-    return tuple(None if b is None else _number_as(b, dtype) for b in (low, high))
+    return tuple(None if b is None else number_as(b, dtype) for b in (low, high))
 
 
-def _writable(a):
+def writable(a):
     """``a``, or for an expanded array (read-only: one element seen many times) the same
     elements as a writable array on the memory it views, for zero_ and fill_, which PyTorch
     allows on an expanded tensor (every position gets the same value, so overlap is fine)."""
@@ -94,15 +92,15 @@ def _writable(a):
     while base is not None and not base.flags.writeable:
         base = base.base
     if base is None:
-        raise RuntimeError(_OVERLAPPING_WRITE)
+        raise RuntimeError(OVERLAPPING_WRITE)
     offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     try:
         return np.ndarray(a.shape, a.dtype, buffer=base, offset=offset, strides=a.strides)
     except (TypeError, ValueError):  # a base that is not contiguous has no buffer to share
-        raise RuntimeError(_OVERLAPPING_WRITE) from None
+        raise RuntimeError(OVERLAPPING_WRITE) from None
 
 
-def _with_numbers(a, *numbers):
+def with_numbers(a, *numbers):
     """``a`` in the dtype PyTorch gives ``a`` combined with Python numbers (``None`` is no
     number): a float makes an integer or bool array float32, an int makes a bool one int64."""
     kind = a.dtype.kind
@@ -113,7 +111,7 @@ def _with_numbers(a, *numbers):
     return a
 
 
-def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
+def refuse_empty_reduction(name, a, dim, error=RuntimeError):
     """max, min, argmax and argmin of nothing do not exist: PyTorch's errors for them (its
     argmax says IndexError where its max says RuntimeError)."""
     if dim is None and a.size == 0:
@@ -123,14 +121,14 @@ def _refuse_empty_reduction(name, a, dim, error=RuntimeError):
         raise IndexError(f"{name}(): Expected reduction dim {dim} to have non-zero size.")
 
 
-def _bool_subtraction_error():
+def bool_subtraction_error():
     """PyTorch has no ``-`` for bools (numpy computes int - True, and True - 1)."""
     return RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                         "If you are trying to invert a mask, use the `~` or `logical_not()` "
                         "operator instead.")
 
 
-def _bound_as_number(bound):
+def bound_as_number(bound):
     """A clamp bound given with a number for the other one: a 0-dim tensor that needs no
     gradient counts as its number, as in PyTorch, which refuses any other tensor there."""
     if not isinstance(bound, Tensor):
@@ -147,7 +145,7 @@ _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _KIND_NAMES = {"b": "Bool", "u": "Long", "i": "Long", "f": "Float", "c": "ComplexFloat"}
 
 
-def _kind(value):
+def kind_of(value):
     """The numpy kind of an operand: an array, a Tensor or a Python number."""
     if isinstance(value, Tensor):
         value = value._data
@@ -157,27 +155,27 @@ def _kind(value):
         else "f" if isinstance(value, numbers.Real) else "c"
 
 
-def _can_hold(dtype, other):
+def can_hold(dtype, other):
     """PyTorch's rule for an in-place result: a tensor holds any result of its own kind or a
     lower one (float32 += float64 and uint8 += int64 are fine), never a higher one
     (int_tensor += 1.5, bool_tensor += 1)."""
-    return _KIND_ORDER[_kind(other)] <= _KIND_ORDER[dtype.kind]
+    return _KIND_ORDER[kind_of(other)] <= _KIND_ORDER[dtype.kind]
 
 
-def _cannot_hold(other, t):
+def cannot_hold(other, t):
     """PyTorch's error when an in-place op's result (of ``other``'s kind) does not fit ``t``."""
-    return RuntimeError(f"result type {_KIND_NAMES[_kind(other)]} can't be cast to the "
+    return RuntimeError(f"result type {_KIND_NAMES[kind_of(other)]} can't be cast to the "
                         f"desired output type {t.dtype}: work on a converted copy "
                         f"(t = t.float() + ...) instead of in place")
 
 
-def _true_divide(a, b, out, casting):
+def true_divide(a, b, out, casting):
     """``np.true_divide`` in place, silent about x/0 and 0/0 (inf and nan, as in PyTorch)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(a, b, out=out, casting=casting)
 
 
-def _broadcast_error(a, b, op):
+def broadcast_error(a, b, op):
     """Say which two shapes do not broadcast, and where."""
     sa, sb = tuple(np.shape(a)), tuple(np.shape(b))
     for i in range(1, max(len(sa), len(sb)) + 1):
@@ -193,8 +191,31 @@ def _broadcast_error(a, b, op):
     return RuntimeError(f"{op} failed for shapes {list(sa)} and {list(sb)}")
 
 
-def _one_dim(op, dim, hint=""):
+def one_dim(op, dim, hint=""):
     """PyTorch's TypeError for ops that take a single dim (an int), not a tuple of them."""
     if not isinstance(dim, numbers.Integral):
         raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}{hint}")
     return int(dim)
+
+
+def check_tensor(name, value, argument="input", position=1):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def refuse_integers(name, a, kernel):
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_name(a.dtype)}\': '
+                                  f"{name} needs a float tensor (x.float())")
+
+
+def run_in_place(self, other, out_of_place):
+    """An in-place op through ``out_of_place``: recorded in the graph when it needs to be
+    (``_record_in_place`` handles leaves, views and saved values), else written directly."""
+    if self._check_inplace(other):
+        return self._record_in_place(out_of_place)
+    result = out_of_place(self)
+    np.copyto(self._data, result._data, casting="unsafe")
+    self._bump_version()
+    return self

@@ -1,7 +1,8 @@
 """Tensor's shape methods: reshape, view, permute, expand, split, ... (chapter 5).
 
-Views share the tensor's memory as in PyTorch; the rarer methods delegate to
-``shape_ops``.
+Views share the tensor's memory as in PyTorch; the rarer ones (``flip``, ``repeat``,
+``roll``, ...) are functions of ``ops/indexing.py`` and ``ops/shape.py``, declared there as
+methods.
 """
 
 import math
@@ -12,28 +13,10 @@ import numpy as np
 
 from .ops import pointwise
 from .ops import shape as ops_shape
-from .tensor_device import Size
+from .tensor_device import shape_args
 
-# Set by tensor.py once Tensor exists (it imports this module first): no import, nothing
-# to look up per call but a global.
-Tensor = _shape = None
-
-
-def _shape_args(args):
-    """``reshape(2, 3)`` and ``reshape((2, 3))`` both mean the shape (2, 3)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list, Size)):
-        args = args[0]
-    return tuple(_size(a) for a in args)
-
-
-def _size(n):
-    """One size of a shape: an integer (a float would silently be cut, so it is refused)."""
-    try:
-        return operator.index(n)
-    except TypeError:
-        raise TypeError(f"a size must be an int, not {type(n).__name__} ({n!r}): sizes "
-                        "count elements, e.g. zeros(2, 3); write int(n) to round down "
-                        "on purpose") from None
+from ._tensor import Tensor
+from .ops import indexing
 
 
 class ShapeMethods:
@@ -57,7 +40,7 @@ class ShapeMethods:
         return bool(self._data.flags.c_contiguous)
 
     def reshape(self, *shape):
-        shape = _shape_args(shape)
+        shape = shape_args(shape)
         if shape.count(-1) > 1:
             raise RuntimeError(f"only one dimension can be inferred: shape {list(shape)} has "
                                f"{shape.count(-1)} entries -1")
@@ -80,7 +63,7 @@ class ShapeMethods:
 
     def view(self, *shape):
         """Like reshape, but only where no copy is needed (the result shares memory)."""
-        shape = _shape_args(shape)
+        shape = shape_args(shape)
         try:
             np.reshape(self._data, shape, copy=False)
         except ValueError:
@@ -89,7 +72,8 @@ class ShapeMethods:
                 return self.reshape(shape)  # reshape's error says what is wrong with the size
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.") from None
+                "dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.") from None
         return self.reshape(shape)
 
     def view_as(self, other):
@@ -128,7 +112,7 @@ class ShapeMethods:
     def expand(self, *sizes):
         if not sizes:
             raise TypeError('expand() missing 1 required positional arguments: "size"')
-        sizes = _shape_args(sizes)
+        sizes = shape_args(sizes)
         a = self._data
         lead = len(sizes) - a.ndim
         if lead < 0:
@@ -162,7 +146,7 @@ class ShapeMethods:
         if not dims:
             raise TypeError('permute() missing 1 required positional arguments: "dims" '
                             '(give the new order of all dimensions, e.g. x.permute(1, 0))')
-        dims = _shape_args(dims)
+        dims = shape_args(dims)
         if len(dims) != self._data.ndim:
             raise RuntimeError(f"permute(): number of dimensions in the tensor input does not "
                                f"match the length of the desired ordering of dimensions i.e. "
@@ -234,87 +218,11 @@ class ShapeMethods:
             return self.split([0] * chunks, dim)
         return self.split(-(-n // chunks), dim)
 
-    # ----------------------------------------------------------------- ops of shape_ops.py
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return _shape.new_zeros(self, *size, dtype=dtype, requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return _shape.new_ones(self, *size, dtype=dtype, requires_grad=requires_grad)
-
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return _shape.new_empty(self, *size, dtype=dtype, requires_grad=requires_grad)
-
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        return _shape.new_full(self, size, fill_value, dtype=dtype, requires_grad=requires_grad)
-
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        return _shape.new_tensor(self, data, dtype=dtype, requires_grad=requires_grad)
-
-    def type_as(self, other):
-        return _shape.type_as(self, other)
+    # ----------------------------------------------------------------- method forms
 
     def flip(self, *dims):
-        return _shape.flip(self, dims[0] if len(dims) == 1 else dims)
-
-    def repeat(self, *sizes):
-        return _shape.repeat(self, *sizes)
+        """``x.flip(0, 1)`` or ``x.flip([0, 1])``: ``minigrad.flip(x, dims)``."""
+        return indexing.flip(self, dims[0] if len(dims) == 1 else dims)
 
     def tile(self, *dims):
-        return _shape.tile(self, dims[0] if len(dims) == 1 else dims)
-
-    def index_select(self, dim, index):
-        return _shape.index_select(self, dim, index)
-
-    def unbind(self, dim=0):
-        return _shape.unbind(self, dim)
-
-    def select(self, dim, index):
-        return _shape.select(self, dim, index)
-
-    def narrow(self, dim, start, length):
-        return _shape.narrow(self, dim, start, length)
-
-    def tril(self, diagonal=0):
-        return _shape.tril(self, diagonal)
-
-    def triu(self, diagonal=0):
-        return _shape.triu(self, diagonal)
-
-    def masked_select(self, mask):
-        return _shape.masked_select(self, mask)
-
-    def movedim(self, source, destination):
-        return _shape.movedim(self, source, destination)
-
-    moveaxis = movedim
-
-    def roll(self, shifts, dims=None):
-        return _shape.roll(self, shifts, dims)
-
-    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
-        return _shape.repeat_interleave(self, repeats, dim)
-
-    def diag(self, diagonal=0):
-        return _shape.diag(self, diagonal)
-
-    def diagonal(self, offset=0, dim1=0, dim2=1):
-        return _shape.diagonal(self, offset, dim1, dim2)
-
-    def trace(self):
-        return _shape.trace(self)
-
-    def take(self, index):
-        return _shape.take(self, index)
-
-    def scatter(self, dim, index, src=None, value=None, *, reduce=None):
-        return _shape.scatter(self, dim, index, src, value, reduce=reduce)
-
-    def scatter_add(self, dim, index, src):
-        return _shape.scatter_add(self, dim, index, src)
-
-    def index_add(self, dim, index, source, *, alpha=1):
-        return _shape.index_add(self, dim, index, source, alpha=alpha)
-
-    def index_fill(self, dim, index, value):
-        return _shape.index_fill(self, dim, index, value)
+        return indexing.tile(self, dims[0] if len(dims) == 1 else dims)

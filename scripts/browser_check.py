@@ -135,7 +135,7 @@ def wait_for_kernel(page, timeout=240):
     deadline = time.time() + timeout
     while time.time() < deadline:
         accept_kernel_dialog(page)
-        busy = page.evaluate("""() => {
+        busy = page.evaluate(r"""() => {
             const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
             const done = prompts.every(p => /\[\d+\]/.test(p.textContent));
             const status = document.querySelector('.jp-Notebook-ExecutionIndicator');

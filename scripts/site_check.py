@@ -62,7 +62,7 @@ CULPRIT = """() => { const width = () => document.body.scrollWidth, base = width
 
 def site_pages():
     return sorted(p for p in SITE.rglob("*.html")
-                  if not p.relative_to(SITE).parts[0] in ("slides", "_static", "notebooks"))
+                  if p.relative_to(SITE).parts[0] not in ("slides", "_static", "notebooks"))
 
 
 def wait_for_math(page, timeout=20):

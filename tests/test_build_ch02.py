@@ -136,14 +136,11 @@ def test_use_plugs_the_class_into_every_product_and_puts_it_back():
     assert type((u * v).grad_fn) is OWN
 
 
-def test_the_check_keeps_the_random_state_and_is_quick():
-    import time
+def test_the_check_keeps_the_random_state():
     mg.manual_seed(5)
     expected = mg.rand(3)
     mg.manual_seed(5)
-    start = time.perf_counter()
     teach.check_piece("mul", solution("02", "MulBackward0"))
-    assert time.perf_counter() - start < 5  # about 0.1 s
     assert mg.equal(mg.rand(3), expected)
     assert np.array_equal(mg.tensor([1.0, 2.0]).numpy(), [1.0, 2.0])
 

@@ -7,7 +7,7 @@ import pytest
 import minigrad as mg
 from minigrad import teach
 from minigrad.teach.exercises import ch04
-from minigrad.tensor import Tensor
+from minigrad._tensor import Tensor
 
 from build_cells import solution
 

@@ -4,7 +4,6 @@
 
 import inspect
 import math
-import time
 
 import numpy as np
 import pytest
@@ -51,11 +50,9 @@ def test_a_linear_drawn_with_rand_passes_too():
     assert teach.check_piece("linear", RandLinear)
 
 
-def test_the_check_is_quick_deterministic_and_leaves_the_random_stream_alone():
+def test_the_check_is_deterministic_and_leaves_the_random_stream_alone():
     state = mg.default_generator.get_state()
-    start = time.perf_counter()
     first = teach.check_piece("linear", Linear).message
-    assert time.perf_counter() - start < 1.0
     assert mg.default_generator.get_state() == state
     assert teach.check_piece("linear", Linear).message == first
 

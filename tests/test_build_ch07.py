@@ -2,7 +2,6 @@
 ``minigrad.ops.softmax.LogSoftmaxBackward0`` (what ``Tensor.log_softmax`` and
 ``F.cross_entropy`` run) and checked by ``teach.check_piece("log_softmax", ...)``."""
 
-import time
 
 import numpy as np
 import pytest
@@ -49,11 +48,9 @@ def test_another_stable_forward_passes_too():
     assert result, result.message
 
 
-def test_the_check_is_quick_deterministic_and_leaves_the_random_stream_alone():
+def test_the_check_is_deterministic_and_leaves_the_random_stream_alone():
     state = mg.default_generator.get_state()
-    start = time.perf_counter()
     first = teach.check_piece("log_softmax", LogSoftmaxBackward0).message
-    assert time.perf_counter() - start < 1.0
     assert mg.default_generator.get_state() == state
     assert teach.check_piece("log_softmax", LogSoftmaxBackward0).message == first
 

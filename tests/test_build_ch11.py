@@ -4,7 +4,6 @@ checked by ``teach.check_piece("softplus", ...)`` (gradcheck included)."""
 
 import inspect
 import linecache
-import time
 
 import numpy as np
 import pytest
@@ -69,11 +68,9 @@ def test_a_slope_computed_in_forward_and_saved_passes_too():
     assert "create_graph=True" in result.message
 
 
-def test_the_check_is_quick_deterministic_and_leaves_the_random_stream_alone():
+def test_the_check_is_deterministic_and_leaves_the_random_stream_alone():
     state = mg.default_generator.get_state()
-    start = time.perf_counter()
     first = teach.check_piece("softplus", Softplus).message
-    assert time.perf_counter() - start < 1.0
     assert mg.default_generator.get_state() == state
     assert teach.check_piece("softplus", Softplus).message == first
 

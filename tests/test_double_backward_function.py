@@ -4,7 +4,6 @@ output is rebuilt around the output with the Function's node as grad_fn), so sec
 derivatives through it are right; once_differentiable refuses a second derivative."""
 
 import numpy as np
-import pytest
 
 import minigrad as mg
 from double_backward import assert_second_derivatives_match

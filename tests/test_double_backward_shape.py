@@ -253,10 +253,10 @@ def test_view_nodes_are_named_as_in_pytorch(torch):
 
 
 def test_view_ops_are_marked_as_views():
-    from minigrad.ops import indexing, shape
+    from minigrad.ops import diagonals, indexing, shape
     views = {shape.ViewBackward0, shape.ExpandBackward0, shape.PermuteBackward0,
              shape.TransposeBackward0, shape.TBackward0, indexing.SliceBackward0,
-             indexing.AsStridedBackward0, indexing.DiagonalBackward0}
+             indexing.AsStridedBackward0, diagonals.DiagonalBackward0}
     for cls in views:
         assert cls.is_view is True
     x = mg.tensor(A, requires_grad=True)

@@ -373,7 +373,6 @@ def test_the_messages_of_exercises_1_to_4_name_neither():
 # ---------------------------------------------------------------- two drawings side by side
 
 def two_drawings():
-    from minigrad import teach
     drawings = {}
     for values in ([1.0, 2.0], [3.0, -5.0]):
         x = mg.tensor(values, requires_grad=True)

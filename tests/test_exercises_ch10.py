@@ -1,6 +1,5 @@
 """Chapter 10's exercise checks accept the right answers and reject wrong ones, without raising."""
 
-import math
 
 import minigrad as mg
 from minigrad.teach.checks import MISSING

@@ -1,4 +1,4 @@
-"""The ops of minigrad/math_ops.py against PyTorch: values, dtypes, shapes, gradients
+"""The rarer ops of the op families (floor, erf, sort, einsum, ...) against PyTorch: values, dtypes, shapes, gradients
 (float64, rtol 1e-9), node names and exception types."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The shape and indexing ops of minigrad/shape_ops.py against PyTorch: values, dtypes,
+"""The shape and indexing ops of ops/indexing.py, ops/diagonals.py and ops/scatter.py against PyTorch: values, dtypes,
 shapes, grad_fn names, gradients (float64) and the exception types of common mistakes."""
 
 import numpy as np

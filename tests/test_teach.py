@@ -219,8 +219,8 @@ def test_plot_summary_rounds_to_the_digits_asked_for():
 def test_show_source_is_the_real_source():
     view = teach.show_source(mg.Tensor.backward)
     text = repr(view)
-    assert text.startswith("# minigrad/tensor.py: Tensor.backward\ndef backward(self")
-    assert "_run_backward" in text and "<span" in view._repr_html_()
+    assert text.startswith("# minigrad/tensor_backward.py: Tensor.backward\ndef backward(self")
+    assert "run_backward" in text and "<span" in view._repr_html_()
     assert repr(teach.show_source(mg.graph.AccumulateGrad)).splitlines()[1] == \
         "class AccumulateGrad(Node):"
 

@@ -10,7 +10,7 @@ import pytest
 import minigrad as mg
 
 
-def _sequence(lib, name):
+def node_numbers(lib, name):
     """Run one sequence of in-place changes; return the versions it ends with."""
     x = lib.zeros(2, 3)
     if name == "add_ mul_ zero_ fill_ copy_":
@@ -85,7 +85,7 @@ SEQUENCES = ["add_ mul_ zero_ fill_ copy_", "operators", "setitem", "views share
 
 @pytest.mark.parametrize("name", SEQUENCES)
 def test_versions_after_in_place_changes_match_pytorch(name, torch):
-    assert _sequence(mg, name) == _sequence(torch, name)
+    assert node_numbers(mg, name) == node_numbers(torch, name)
 
 
 OPTIMIZERS = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9)),

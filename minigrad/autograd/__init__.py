@@ -14,9 +14,10 @@ import numpy as np
 
 from .. import graph
 from ..graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from ..tensor import Tensor, _run_backward, _wrap
+from .._tensor import Tensor, wrap
+from ..tensor_backward import run_backward
 from . import function, functional
-from .function import Function, FunctionCtx, _FunctionNode, once_differentiable
+from .function import Function, FunctionCtx, FunctionNode, once_differentiable
 from .gradcheck import GradcheckError, gradcheck
 
 __all__ = ["Function", "FunctionCtx", "grad", "gradcheck", "GradcheckError", "Variable",
@@ -31,7 +32,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     ``grad_tensors``, or 1 for a one-element tensor) into the ``.grad`` of every leaf, or of
     ``inputs`` only. ``loss.backward(...)`` is ``backward(loss, ...)``: one set of checks.
     ``retain_graph`` defaults to ``create_graph``."""
-    _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -47,7 +48,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                   "by minigrad: call grad once per gradient")
     if inputs is None:
         inputs = ()
-    return _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs,
+    return run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs,
                         accumulate=False, allow_unused=allow_unused,
                         materialize_grads=materialize_grads)
 
@@ -63,7 +64,7 @@ class Variable(metaclass=_VariableMeta):
     """PyTorch's old wrapper: ``Variable(t, requires_grad=True)`` now just returns a tensor."""
 
     def __new__(cls, data, requires_grad=False, volatile=False):
-        t = _wrap(data._data if isinstance(data, Tensor) else np.asarray(data))
+        t = wrap(data._data if isinstance(data, Tensor) else np.asarray(data))
         if requires_grad:
             t.requires_grad_(True)
         return t

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import graph
 from ..graph import Node, check_saved_versions, is_grad_enabled, no_grad, saved_version
-from ..tensor import Tensor, _edge, _wrap
+from .._tensor import Tensor, gradient_node, wrap
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -43,10 +43,10 @@ class FunctionCtx:
             raise RuntimeError(graph.FREED_MESSAGE)
         if self._history is not None:
             return self._history
-        return tuple(None if s is None else _wrap(s[0]) for s in self._saved)
+        return tuple(None if s is None else wrap(s[0]) for s in self._saved)
 
 
-class _FunctionNode(Node):
+class FunctionNode(Node):
     """The node of one call of a custom Function: wraps gradients in Tensors for the
     user's ``backward`` and unwraps what it returns."""
 
@@ -68,7 +68,7 @@ class _FunctionNode(Node):
                 self.ctx._history = None
         else:
             with no_grad():
-                results = self.function.backward(self.ctx, _wrap(grad))
+                results = self.function.backward(self.ctx, wrap(grad))
         if not isinstance(results, tuple):
             results = (results,)
         expected = self.ctx._n_args
@@ -85,7 +85,7 @@ class _FunctionNode(Node):
                 grads.append(None)
                 continue
             if isinstance(grad, Tensor):  # keep the history (the engine adds Tensors)
-                g = g if isinstance(g, Tensor) else _wrap(np.array(g))
+                g = g if isinstance(g, Tensor) else wrap(np.array(g))
             else:
                 # A copy: the caller may keep the tensor it returned, and .grad must not share it.
                 g = np.array(g._data if isinstance(g, Tensor) else g)
@@ -107,11 +107,11 @@ class _FunctionNode(Node):
             if item is None:
                 result.append(None)
             elif source == _OUTPUT:
-                result.append(_wrap(item[0], self))
+                result.append(wrap(item[0], self))
             elif source is not None:
                 result.append(self.tensors[source])
             else:
-                result.append(_wrap(item[0]))
+                result.append(wrap(item[0]))
         return tuple(result)
 
     def release(self):
@@ -151,7 +151,7 @@ class Function:
     @classmethod
     def _node_class(cls):
         if "_node_cls" not in cls.__dict__:
-            cls._node_cls = type(f"{cls.__name__}Backward", (_FunctionNode,), {"__slots__": ()})
+            cls._node_cls = type(f"{cls.__name__}Backward", (FunctionNode,), {"__slots__": ()})
         return cls._node_cls
 
     @classmethod
@@ -174,12 +174,12 @@ class Function:
         if any(output is t for t in tensors):
             output = output.detach()  # never rewire an input's own history
         else:
-            output = _wrap(output._data)
+            output = wrap(output._data)
         to_save, ctx._to_save = ctx._to_save, ()  # no reference to the output from the graph
         if is_grad_enabled() and any(t.requires_grad for t in tensors):
             if output._data.dtype.kind != "f":
                 return output
-            node = cls._node_class()(tuple(_edge(t) for t in tensors), ctx._saved)
+            node = cls._node_class()(tuple(gradient_node(t) for t in tensors), ctx._saved)
             node.ctx, node.function = ctx, cls
             node.positions = positions
             node.shapes = [t._data.shape for t in tensors]
@@ -231,10 +231,10 @@ def once_differentiable(backward):
         sources = [g for g in grad_outputs if isinstance(g, Tensor) and g.requires_grad]
         if not sources:
             return results
-        edges = tuple(_edge(t) for t in sources)
+        edges = tuple(gradient_node(t) for t in sources)
         single = not isinstance(results, tuple)
         wrapped = tuple(g if not isinstance(g, Tensor) or g._data.dtype.kind != "f"
-                        else _wrap(g._data, _DelayedError(edges))
+                        else wrap(g._data, _DelayedError(edges))
                         for g in ((results,) if single else results))
         return wrapped[0] if single else wrapped
 

@@ -22,7 +22,9 @@ import numpy as np
 
 from ..graph import enable_grad
 from ..ops.op import Op
-from ..tensor import Tensor, _run_backward, _wrap, stack
+from .._tensor import Tensor, wrap
+from ..ops.shape import stack
+from ..tensor_backward import run_backward
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
@@ -79,7 +81,7 @@ def _check_v(v, targets, is_tuple, of_what):
     if v is None:
         if is_tuple or targets[0].numel() != 1:
             raise RuntimeError(f"The vector v can only be None if the {of_what}.")
-        return (_wrap(np.ones(targets[0].shape, targets[0].detach().numpy().dtype)),)
+        return (wrap(np.ones(targets[0].shape, targets[0].detach().numpy().dtype)),)
     _, v = _as_tuple(v, "v", "this function")
     if len(v) != len(targets):
         if is_tuple:
@@ -109,7 +111,7 @@ def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=N
     kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not kept:
         return (None,) * len(inputs)
-    return _run_backward([o for o, _ in kept], [g for _, g in kept], retain_graph, create_graph,
+    return run_backward([o for o, _ in kept], [g for _, g in kept], retain_graph, create_graph,
                          inputs, accumulate=False, allow_unused=True)
 
 
@@ -120,7 +122,7 @@ def _zeros_for_none(grads, like, strict, message):
         if g is None:
             if strict:
                 raise RuntimeError(message.format(i=i))
-            g = _wrap(np.zeros(t.shape, t.detach().numpy().dtype))
+            g = wrap(np.zeros(t.shape, t.detach().numpy().dtype))
         result.append(g)
     return tuple(result)
 
@@ -164,7 +166,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         v = _check_v(v, inputs, is_inputs_tuple, _SINGLE_INPUT)
         is_outputs_tuple, outputs = _call(func, inputs, "jvp")
         _require_grad(outputs, strict, _NO_GRAD)
-        dummies = tuple(_wrap(np.zeros(o.shape, o.detach().numpy().dtype)).requires_grad_(True)
+        dummies = tuple(wrap(np.zeros(o.shape, o.detach().numpy().dtype)).requires_grad_(True)
                         for o in outputs)
         grad_inputs = _grad(outputs, inputs, dummies, create_graph=True)
         _require_grad(grad_inputs, strict, _INDEPENDENT)
@@ -263,11 +265,11 @@ def _jacobian_of(out, index, inputs, create_graph, strict):
     for k in range(out.numel()):
         seed = np.zeros(out.numel(), dtype)
         seed[k] = 1
-        grads = _grad((out,), inputs, (_wrap(seed.reshape(out.shape)),), create_graph,
+        grads = _grad((out,), inputs, (wrap(seed.reshape(out.shape)),), create_graph,
                       retain_graph=True)
         for j, (g, t) in enumerate(zip(grads, inputs)):
             if g is None:
-                g = _wrap(np.zeros(t.shape, t.detach().numpy().dtype))
+                g = wrap(np.zeros(t.shape, t.detach().numpy().dtype))
             else:
                 used[j] = True
             per_input[j].append(g)
@@ -279,10 +281,10 @@ def _jacobian_of(out, index, inputs, create_graph, strict):
         if grads and create_graph:
             block = stack(grads).reshape(*out.shape, *t.shape)
         elif grads:
-            block = _wrap(np.stack([g.detach().numpy() for g in grads])
+            block = wrap(np.stack([g.detach().numpy() for g in grads])
                           .reshape(*out.shape, *t.shape))
         else:
-            block = _wrap(np.zeros((*out.shape, *t.shape), t.detach().numpy().dtype))
+            block = wrap(np.zeros((*out.shape, *t.shape), t.detach().numpy().dtype))
         blocks.append(block if create_graph else block.detach())
     return tuple(blocks)
 
@@ -299,7 +301,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
         output = _single_output(func, args, "hessian", strict)
         jac = _grad((output,), args, create_graph=True)
         _require_grad(jac, strict, _JACOBIAN_CONSTANT)
-        return tuple(_wrap(np.zeros(t.shape, t.detach().numpy().dtype)) if g is None else g
+        return tuple(wrap(np.zeros(t.shape, t.detach().numpy().dtype)) if g is None else g
                      for g, t in zip(jac, args))
 
     rows = jacobian(gradient, inputs, create_graph=create_graph, strict=strict)

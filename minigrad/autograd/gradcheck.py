@@ -1,16 +1,19 @@
 """``gradcheck``: backward compared with finite differences, element by element (chapter 11)."""
 
+import warnings
+
 import numpy as np
 
 from ..graph import no_grad
-from ..tensor import Tensor, _run_backward, _wrap
+from .._tensor import Tensor, wrap
+from ..tensor_backward import run_backward
 
 __all__ = ["gradcheck", "GradcheckError"]
 
 
 def _gradient(outputs, inputs, grad_outputs, **options):
     """``autograd.grad`` (imported from here, the package would import itself)."""
-    return _run_backward(outputs, grad_outputs, inputs=inputs, accumulate=False, **options)
+    return run_backward(outputs, grad_outputs, inputs=inputs, accumulate=False, **options)
 
 
 class GradcheckError(RuntimeError):
@@ -51,7 +54,6 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                          "but none of the them have requires_grad=True.")
     for i in checked:
         if inputs[i].dtype.name != "float64":
-            import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision "
                           "floating point. gradcheck may fail: use dtype=minigrad.float64.",
                           UserWarning, stacklevel=2)
@@ -70,7 +72,7 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
             for k in range(size):
                 seed = np.zeros(out.shape)
                 seed.reshape(-1)[k] = 1.0
-                (g,) = _gradient([out], [inputs[i]], [_wrap(seed.astype(out._data.dtype))],
+                (g,) = _gradient([out], [inputs[i]], [wrap(seed.astype(out._data.dtype))],
                                 retain_graph=True, allow_unused=True)
                 if g is not None:
                     analytical[:, column + k] = g._data.reshape(-1)
@@ -80,7 +82,7 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
                 return False
             raise GradcheckError(
                 f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                f"numerical:{_wrap(numerical)!r}\nanalytical:{_wrap(analytical)!r}\n")
+                f"numerical:{wrap(numerical)!r}\nanalytical:{wrap(analytical)!r}\n")
     return True
 
 

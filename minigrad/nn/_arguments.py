@@ -1,12 +1,12 @@
 """Argument checks shared by ``nn.functional``'s functions and losses: PyTorch's TypeError
 for an argument that is not a tensor (chapters 6-7)."""
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 
-__all__ = ["_expect_tensor"]
+__all__ = ["expect_tensor"]
 
 
-def _expect_tensor(function, name, position, value):
+def expect_tensor(function, name, position, value):
     """PyTorch's TypeError for an argument that is not a tensor (a numpy array, a list)."""
     if not isinstance(value, Tensor):
         kind = type(value)

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ..ops.normalization import NativeBatchNormBackward0, NativeLayerNormBackward0
-from ._arguments import _expect_tensor
+from ._arguments import expect_tensor
 
 __all__ = ["batch_norm", "layer_norm"]
 
@@ -77,7 +77,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     ``running = (1 - momentum) * running + momentum * batch`` (the variance divided by
     count - 1 there). ``training=False``: with the running statistics, whatever the batch.
     """
-    _expect_tensor("batch_norm", "input", 1, input)
+    expect_tensor("batch_norm", "input", 1, input)
     _check_batch_norm(input, (running_mean, running_var), (weight, bias), training, eps)
     x = input._data
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)  # one value per channel, broadcast
@@ -111,7 +111,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     features (D,) of every position of (N, L, D)) to mean 0 and variance 1, then scale by
     ``weight`` and shift by ``bias`` (both of shape ``normalized_shape``). The same in
     training and in eval: no running statistics."""
-    _expect_tensor("layer_norm", "input", 1, input)
+    expect_tensor("layer_norm", "input", 1, input)
     if isinstance(normalized_shape, numbers.Integral):
         raise TypeError(f"layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
                         f"of ints, not int: pass ({normalized_shape},)")

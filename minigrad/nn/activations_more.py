@@ -13,8 +13,9 @@ import numpy as np
 
 from ..ops import activations as ops
 from ..ops.convolution import ConstantPadNdBackward0
-from ..tensor import _needs_grad, _wrap
-from ._arguments import _expect_tensor
+from .._tensor import wrap
+from ..tensor_rules import needs_grad
+from ._arguments import expect_tensor
 from .module import Module
 from .parameter import Parameter
 
@@ -29,7 +30,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _float_input(name, input, kernel):
-    _expect_tensor(name, "input", 1, input)
+    expect_tensor(name, "input", 1, input)
     a = input._data
     if a.dtype.kind != "f":
         raise NotImplementedError(f'"{kernel}" not implemented for {input.dtype}: use a '
@@ -83,7 +84,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``x`` clipped to ``[min_val, max_val]``."""
-    _expect_tensor("hardtanh", "input", 1, input)
+    expect_tensor("hardtanh", "input", 1, input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _in_place(input, inplace,
@@ -109,7 +110,7 @@ def logsigmoid(input):
 
 def softsign(input):
     """``x / (1 + |x|)`` (built from tensor ops, as PyTorch does)."""
-    _expect_tensor("softsign", "input", 1, input)
+    expect_tensor("softsign", "input", 1, input)
     return input / (input.abs() + 1)
 
 
@@ -117,7 +118,7 @@ def softsign(input):
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
     """Each slice along ``dim`` divided by its p-norm (at least ``eps``): unit vectors."""
-    _expect_tensor("normalize", "input", 1, input)
+    expect_tensor("normalize", "input", 1, input)
     norm = input.norm(p, dim, keepdim=True).clamp_min(eps)
     return input / norm.expand_as(input)
 
@@ -125,8 +126,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """The cosine of the angle between ``x1`` and ``x2`` along ``dim``: their dot product
     over the product of their norms (each at least ``eps``)."""
-    _expect_tensor("cosine_similarity", "x1", 1, x1)
-    _expect_tensor("cosine_similarity", "x2", 2, x2)
+    expect_tensor("cosine_similarity", "x1", 1, x1)
+    expect_tensor("cosine_similarity", "x2", 2, x2)
     n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
     n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
@@ -135,7 +136,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pad(input, pad, mode="constant", value=None):
     """Pad with ``value`` (default 0): ``pad = (left, right)`` for the last dim, then
     ``(left, right, top, bottom)`` adds the second to last, and so on."""
-    _expect_tensor("pad", "input", 1, input)
+    expect_tensor("pad", "input", 1, input)
     if mode != "constant":
         raise NotImplementedError(f"pad(): mode {mode!r} is not supported by minigrad; "
                                   "only 'constant'")
@@ -155,23 +156,24 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """The KL divergence of ``target`` from the distribution whose log-probabilities are
     ``input``: ``target * (log(target) - input)`` (0 where target is 0). ``'batchmean'``
     divides the sum by the batch size, the true KL divergence per example."""
-    _expect_tensor("kl_div", "input", 1, input)
-    _expect_tensor("kl_div", "target", 2, target)
+    expect_tensor("kl_div", "input", 1, input)
+    expect_tensor("kl_div", "target", 2, target)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
                       "the support size.'batchmean' divides only by the batch size, and "
                       "aligns with the KL div math definition.'mean' will be changed to "
-                      "behave the same as 'batchmean' in the next major release.")
+                      "behave the same as 'batchmean' in the next major release.", UserWarning,
+                      stacklevel=2)
     if log_target:
         loss = target.exp() * (target - input)
     else:
         t = target._data
         with np.errstate(divide="ignore", invalid="ignore"):
             plogp = np.where(t == 0, 0, t * np.log(np.where(t == 0, 1, t)))
-        if _needs_grad(target):
+        if needs_grad(target):
             plogp = target * target.log()  # differentiable (target > 0 needed there)
         else:
-            plogp = _wrap(plogp.astype(t.dtype, copy=False))
+            plogp = wrap(plogp.astype(t.dtype, copy=False))
         loss = plogp - target * input
     if reduction == "none":
         return loss

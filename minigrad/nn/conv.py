@@ -11,17 +11,17 @@ import numpy as np
 
 from .. import creation, dtypes
 from ..ops.convolution import ConvolutionBackward0
-from ..tensor import check_device
+from ..tensor_device import check_device
 from . import init
-from ._arguments import _expect_tensor
+from ._arguments import expect_tensor
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["conv2d", "Conv2d"]
 
 
-def _pair(value, name="kernel_size"):
-    """``3`` -> ``(3, 3)``; a pair stays a pair (PyTorch's ``_pair``)."""
+def pair(value, name="kernel_size"):
+    """``3`` -> ``(3, 3)``; a pair stays a pair (PyTorch's ``pair``)."""
     if isinstance(value, numbers.Integral):
         return (int(value), int(value))
     value = tuple(int(v) for v in value)
@@ -62,7 +62,7 @@ def _padding(padding, kernel, stride, dilation):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             return _same_padding(kernel, dilation)
         raise RuntimeError(f"Invalid padding string: {padding!r}")
-    ph, pw = _pair(padding, "padding")
+    ph, pw = pair(padding, "padding")
     if ph < 0 or pw < 0:
         raise RuntimeError("negative padding is not supported")
     return ((ph, ph), (pw, pw))
@@ -76,8 +76,8 @@ def _check_conv_arguments(x, weight, bias, groups):
                            f"in_channels / groups, kernel_h, kernel_w), got shape "
                            f"{list(weight.shape)})")
     if x.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar_name(x.dtype)} but found "
-                           f"{_scalar_name(weight.dtype)}: the input is {x.dtype} and the "
+        raise RuntimeError(f"expected scalar type {scalar_name(x.dtype)} but found "
+                           f"{scalar_name(weight.dtype)}: the input is {x.dtype} and the "
                            f"weight {weight.dtype}; convert one (x.float(), x.double(), "
                            "model.double())")
     out_c = weight.shape[0]
@@ -103,7 +103,7 @@ def _check_conv_arguments(x, weight, bias, groups):
                            f"{list(bias.shape)} instead")
 
 
-def _scalar_name(numpy_dtype):
+def scalar_name(numpy_dtype):
     """PyTorch's C++ name of a dtype, as its dtype errors print it: Float, Double, Long."""
     names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
              "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
@@ -116,8 +116,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     ``bias`` (out_channels,). ``padding`` pads with zeros: a number, a pair, 'valid' (none)
     or 'same' (the output as large as the input; stride 1 only). ``groups`` splits the
     channels into independent convolutions."""
-    _expect_tensor("conv2d", "input", 1, input)
-    _expect_tensor("conv2d", "weight", 2, weight)
+    expect_tensor("conv2d", "input", 1, input)
+    expect_tensor("conv2d", "weight", 2, weight)
     unbatched = _check_4d("conv2d", input)
     if unbatched:
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
@@ -127,7 +127,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     groups = int(groups)
     _check_conv_arguments(x, w, b, groups)
     kernel = w.shape[2:]
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
     if min(stride) < 1:
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation) < 1:
@@ -164,8 +164,8 @@ class Conv2d(Module):
                 f"padding_mode={padding_mode!r}: minigrad's Conv2d pads with zeros only; pad "
                 "the input yourself first, or use PyTorch for reflect/replicate/circular")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride, "stride")
-        self.dilation, self.groups = _pair(dilation, "dilation"), groups
+        self.kernel_size, self.stride = pair(kernel_size), pair(stride, "stride")
+        self.dilation, self.groups = pair(dilation, "dilation"), groups
         self.output_padding, self.transposed = (0, 0), False
         self.padding_mode = padding_mode
         if isinstance(padding, str):
@@ -176,7 +176,7 @@ class Conv2d(Module):
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
-            self.padding = _pair(padding, "padding")
+            self.padding = pair(padding, "padding")
         dtype = dtype or dtypes.float32
         shape = (out_channels, in_channels // groups) + self.kernel_size
         self.weight = Parameter(creation.empty(*shape, dtype=dtype))

@@ -16,8 +16,9 @@ from ..ops.op import saving_versions_of
 from ..ops.shape import TBackward0
 from ..ops import activations
 from ..ops.embedding import EmbeddingBackward0
-from ..tensor import _wrap
-from ._arguments import _expect_tensor
+from .._tensor import wrap
+from ..random import numpy_rng
+from ._arguments import expect_tensor
 from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
 from .conv import conv2d  # noqa: F401  (F.conv2d)
 from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
@@ -39,7 +40,7 @@ def relu(input, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x`` where x > 0, ``negative_slope * x`` elsewhere: a ReLU whose negative side keeps
     a small slope, so a unit that only gets negative inputs still gets a gradient."""
-    _expect_tensor("leaky_relu", "input", 1, input)
+    expect_tensor("leaky_relu", "input", 1, input)
     if input._data.dtype.kind != "f":
         raise NotImplementedError(f'"leaky_relu_cpu" not implemented for {input.dtype}: '
                                   "use a float tensor (x.float())")
@@ -74,7 +75,7 @@ def gelu(input, *, approximate="none"):
     """``x * Φ(x)``, Φ the standard normal CDF: a smooth ReLU (about 0 for x << 0, about x
     for x >> 0), the activation of transformers. ``approximate="tanh"`` uses
     ``Φ(x) ≈ (1 + tanh(sqrt(2/π) (x + 0.044715 x³))) / 2`` instead, as GPT-2 did."""
-    _expect_tensor("gelu", "input", 1, input)
+    expect_tensor("gelu", "input", 1, input)
     if not isinstance(approximate, str):
         raise TypeError(f"gelu(): argument 'approximate' must be str, not "
                         f"{type(approximate).__name__}: use 'none' or 'tanh'")
@@ -113,7 +114,7 @@ def linear(input, weight, bias=None):
 
     A batch (N, in) is one fused node; other shapes are viewed as such a batch and back,
     as PyTorch does (so their grad_fn is ViewBackward0)."""
-    _expect_tensor("linear", "input", 1, input)
+    expect_tensor("linear", "input", 1, input)
     x, w = input._data, weight._data
     if x.dtype != w.dtype:
         raise RuntimeError(
@@ -143,10 +144,9 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    from ..random import numpy_rng
     keep = numpy_rng(generator).random(input.shape) >= p
     scale = 0.0 if p == 1 else 1.0 / (1 - p)
-    return input * _wrap((keep * scale).astype(input._data.dtype))
+    return input * wrap((keep * scale).astype(input._data.dtype))
 
 
 def one_hot(tensor, num_classes=-1):
@@ -167,7 +167,7 @@ def one_hot(tensor, num_classes=-1):
     if labels.size and labels.max() >= n:
         raise RuntimeError(f"Class values must be smaller than num_classes. (got "
                            f"{int(labels.max())} with num_classes={n})")
-    return _wrap(np.eye(n, dtype=np.int64)[labels])
+    return wrap(np.eye(n, dtype=np.int64)[labels])
 
 
 # ------------------------------------------------------------------------------ embedding
@@ -186,7 +186,7 @@ def embedding(input, weight, padding_idx=None):
     pick: a tensor of shape ``input.shape + (embedding_dim,)``. The row ``padding_idx``
     gets no gradient, so it stays what it is (zeros in nn.Embedding): the vector of the
     padding that makes short sequences as long as the others."""
-    _expect_tensor("embedding", "indices", 2, input)
+    expect_tensor("embedding", "indices", 2, input)
     if weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D: one row per index, got shape "
                            f"{list(weight.shape)}")
@@ -206,7 +206,8 @@ def embedding(input, weight, padding_idx=None):
         EmbeddingBackward0.run((weight,), indices=indices, padding_idx=padding_idx), input)
 
 
-from .activations_more import (cosine_similarity, elu, hardtanh, kl_div, logsigmoid,  # noqa: E402
+from .activations_more import (  # noqa: E402, F401  (F.elu, ...: nn.functional's names)
+    cosine_similarity, elu, hardtanh, kl_div, logsigmoid,
                                mish, normalize, pad, relu6, selu, silu, softplus, softsign)
 from .activations_more import __all__ as _more_functions  # noqa: E402
 

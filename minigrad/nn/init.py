@@ -8,7 +8,7 @@ import numpy as np
 
 from ..graph import no_grad
 from ..random import numpy_rng
-from ..tensor import _wrap
+from .._tensor import wrap
 
 __all__ = ["uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_",
            "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
@@ -118,7 +118,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             result.flat[where] = candidates[accepted]
             pending.flat[where] = False
     with no_grad():
-        return tensor.copy_(_wrap(result))
+        return tensor.copy_(wrap(result))
 
 
 def constant_(tensor, val):
@@ -139,7 +139,7 @@ def eye_(tensor):
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        return tensor.copy_(_wrap(np.eye(*tensor.shape, dtype=tensor._data.dtype)))
+        return tensor.copy_(wrap(np.eye(*tensor.shape, dtype=tensor._data.dtype)))
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -190,4 +190,4 @@ def orthogonal_(tensor, gain=1, generator=None):
     if rows < cols:
         q = q.T
     with no_grad():  # two in-place ops, as PyTorch's (two versions)
-        return tensor.copy_(_wrap(q.reshape(tensor.shape))).mul_(gain)
+        return tensor.copy_(wrap(q.reshape(tensor.shape))).mul_(gain)

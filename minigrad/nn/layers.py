@@ -7,10 +7,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 
 from .. import creation, dtypes
-from ..tensor import check_device
+from ..tensor_device import check_device
 from . import functional as F
 from . import init
-from .module import Module, _indent
+from .module import Module, indent
 from .parameter import Parameter
 
 __all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU", "Tanh", "Sigmoid",
@@ -140,7 +140,7 @@ class ModuleList(Module):
                 runs.append([i, i, text])
         if not runs:
             return "ModuleList()"
-        lines = [_indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}", 2)
+        lines = [indent(f"({a}): {text}" if a == b else f"({a}-{b}): {b - a + 1} x {text}", 2)
                  for a, b, text in runs]
         return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
 

@@ -18,8 +18,9 @@ from ..ops import losses as loss_ops
 from ..graph import saved_version
 from ..ops.op import saving_versions_of
 from ..ops.losses import MseLossBackward0  # noqa: F401  (F.MseLossBackward0, shown in chapter 7)
-from ..tensor import Tensor, _broadcast_error, _wrap
-from ._arguments import _expect_tensor
+from .._tensor import Tensor, wrap
+from ..tensor_rules import broadcast_error
+from ._arguments import expect_tensor
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "nll_loss", "cross_entropy"]
@@ -35,7 +36,8 @@ def _check_class_weight(weight, classes):
 
 def _check_reduction(reduction):
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' or 'none'")
+        raise ValueError(f"{reduction} is not a valid value for reduction: use 'mean', 'sum' "
+                         "or 'none'")
 
 
 # ------------------------------------------------------------------------------ MSE
@@ -53,10 +55,10 @@ def _warn_if_shapes_differ(input, target, stacklevel):
 
 def mse_loss(input, target, reduction="mean"):
     """Mean (or sum, or none) of the squared differences."""
-    _expect_tensor("mse_loss", "input", 1, input)
+    expect_tensor("mse_loss", "input", 1, input)
     _check_reduction(reduction)
     if not isinstance(target, Tensor):
-        target = _wrap(np.asarray(target, dtype=input._data.dtype))
+        target = wrap(np.asarray(target, dtype=input._data.dtype))
     if input._data.dtype.kind != "f" and target._data.dtype.kind != "f":
         raise NotImplementedError(f"mse_loss is not implemented for {input.dtype} tensors: "
                                   "convert the predictions and targets with .float()")
@@ -75,14 +77,14 @@ def mse_loss(input, target, reduction="mean"):
 def _check_pair(name, input, target, reduction):
     """Both tensors, a known reduction, and PyTorch's warning when the shapes differ (they
     are then broadcast, which is rarely what was meant)."""
-    _expect_tensor(name, "input", 1, input)
-    _expect_tensor(name, "target", 2, target)
+    expect_tensor(name, "input", 1, input)
+    expect_tensor(name, "target", 2, target)
     if target.shape != input.shape:
         _warn_if_shapes_differ(input, target, stacklevel=4)
         try:
             np.broadcast_shapes(input.shape, target.shape)
         except ValueError:
-            raise _broadcast_error(input._data, target._data, name) from None
+            raise broadcast_error(input._data, target._data, name) from None
     _check_reduction(reduction)
 
 
@@ -146,8 +148,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 # ------------------------------------------------------------------------ binary cross-entropy
 
 def _same_shape_target(name, input, target):
-    _expect_tensor(name, "input", 1, input)
-    _expect_tensor(name, "target", 2, target)
+    expect_tensor(name, "input", 1, input)
+    expect_tensor(name, "target", 2, target)
     if target.shape != input.shape:
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
@@ -187,8 +189,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, reduction="mean
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     """Negative log-likelihood of class indices, given log-probabilities (C,) or (N, C, ...)."""
-    _expect_tensor("nll_loss", "input", 1, input)
-    _expect_tensor("nll_loss", "target", 2, target)
+    expect_tensor("nll_loss", "input", 1, input)
+    expect_tensor("nll_loss", "target", 2, target)
     _check_reduction(reduction)
     if target._data.dtype != np.int64:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype}: class indices "
@@ -289,10 +291,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     probabilities (same shape as the input). Stable for any logits: it works in log space."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    _expect_tensor("cross_entropy", "input", 1, input)
+    expect_tensor("cross_entropy", "input", 1, input)
     _check_reduction(reduction)
     if not isinstance(target, Tensor):
-        target = _wrap(np.asarray(target))
+        target = wrap(np.asarray(target))
     class_dim = 0 if input.ndim == 1 else 1
     if target._data.dtype.kind == "f":
         if label_smoothing:
@@ -341,9 +343,9 @@ def _smoothed_indices(input, target, weight, ignore_index, reduction, smoothing,
     if weight is not None:  # a constant, in the input's dtype, as nll_loss takes it
         shape = [1] * input.ndim
         shape[class_dim] = classes
-        log_probs = log_probs * _wrap(weight._data.astype(log_probs._data.dtype).reshape(shape))
+        log_probs = log_probs * wrap(weight._data.astype(log_probs._data.dtype).reshape(shape))
     ignored = target._data == ignore_index
-    uniform_loss = (-log_probs.sum(class_dim)).masked_fill(_wrap(ignored), 0.0)
+    uniform_loss = (-log_probs.sum(class_dim)).masked_fill(wrap(ignored), 0.0)
     if reduction == "mean":
         counted = target._data[~ignored]
         total = counted.size if weight is None else float(weight._data[counted].sum())

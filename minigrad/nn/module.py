@@ -10,8 +10,8 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from .. import dtypes
-from ..graph import no_grad
-from ..tensor import Tensor, _wrap
+from ..graph import RemovableHandle, no_grad
+from .._tensor import Tensor, wrap
 from .parameter import Parameter
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -24,7 +24,7 @@ class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpect
         return super().__repr__()
 
 
-def _indent(text, spaces):
+def indent(text, spaces):
     lines = text.split("\n")
     if len(lines) == 1:
         return text
@@ -47,7 +47,7 @@ def _dtype_asked_of_to(args, kwargs):
     """The dtype that ``.to(*args, **kwargs)`` asks for, or None if it asks for none (only a
     device, or ``dtype=None``). Tensor.to checks the arguments; two probes of different
     dtypes end up with the same one exactly when a dtype was asked for."""
-    probes = [_wrap(np.zeros(0, dt)).to(*args, **kwargs) for dt in (np.float32, np.float64)]
+    probes = [wrap(np.zeros(0, dt)).to(*args, **kwargs) for dt in (np.float32, np.float64)]
     return probes[0].dtype if probes[0].dtype == probes[1].dtype else None
 
 
@@ -217,7 +217,6 @@ class Module:
         return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
 
     def _add_hook(self, hooks, hook, prepend, with_kwargs):
-        from ..utils.hooks import RemovableHandle
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if prepend:
@@ -388,7 +387,7 @@ class Module:
         return self
 
     def cuda(self, *args, **kwargs):
-        _wrap(np.zeros(0)).to("cuda")
+        wrap(np.zeros(0)).to("cuda")
 
     # ------------------------------------------------------------------ state dict
 
@@ -458,7 +457,7 @@ class Module:
     def __repr__(self):
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({name}): " + _indent(repr(module), 2)
+        child_lines = [f"({name}): " + indent(repr(module), 2)
                        for name, module in self._modules.items()]
         lines = extra_lines + child_lines
         text = self._get_name() + "("

@@ -14,7 +14,7 @@ other samples of the batch, and a single sample can be evaluated.
 import numbers
 
 from .. import creation, dtypes
-from ..tensor import check_device
+from ..tensor_device import check_device
 from . import functional as F
 from . import init
 from .module import Module

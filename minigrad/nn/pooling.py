@@ -10,9 +10,9 @@ import numpy as np
 
 from ..ops.pooling import (AdaptiveAvgPool2DBackward0, AvgPool2DBackward0,
                            MaxPool2DWithIndicesBackward0)
-from ..tensor import _wrap
-from ._arguments import _expect_tensor
-from .conv import _pair, _scalar_name
+from .._tensor import wrap
+from ._arguments import expect_tensor
+from .conv import pair, scalar_name
 from .module import Module
 
 __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "MaxPool2d", "AvgPool2d",
@@ -40,9 +40,9 @@ def _batched(op, input):
 def _geometry(x, kernel_size, stride, padding, dilation, ceil_mode):
     """Kernel, stride, padding, dilation as pairs, the output size, and the padding on each
     side (the end may get more, for the last window of ceil_mode)."""
-    kernel = _pair(kernel_size)
-    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride, "stride")
-    padding, dilation = _pair(padding, "padding"), _pair(dilation, "dilation")
+    kernel = pair(kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else pair(stride, "stride")
+    padding, dilation = pair(padding, "padding"), pair(dilation, "dilation")
     if min(stride) <= 0:
         raise RuntimeError("stride should not be zero")
     if min(dilation) <= 0:
@@ -81,7 +81,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """The largest value of each ``kernel_size`` window (N, C, H, W) -> (N, C, out_h, out_w);
     ``stride`` defaults to the kernel size (windows side by side). Padding counts as -inf.
     ``return_indices=True`` also gives where each maximum is (flat index into H*W)."""
-    _expect_tensor("max_pool2d", "input", 1, input)
+    expect_tensor("max_pool2d", "input", 1, input)
     x, unbatched = _batched("max_pool2d", input)
     kernel, stride, _, dilation, (out_h, out_w), pads = _geometry(
         x, kernel_size, stride, padding, dilation, ceil_mode)
@@ -93,7 +93,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         a, b = np.divmod(found[0], kernel[1])
         rows = np.arange(out_h)[:, None] * stride[0] + a * dilation[0] - pads[0][0]
         cols = np.arange(out_w)[None, :] * stride[1] + b * dilation[1] - pads[1][0]
-        return result, _wrap(_unbatch(rows * x.shape[3] + cols, unbatched))
+        return result, wrap(_unbatch(rows * x.shape[3] + cols, unbatched))
     return result
 
 
@@ -104,7 +104,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     """The mean of each ``kernel_size`` window; ``stride`` defaults to the kernel size.
     Padding counts as zeros in the mean unless ``count_include_pad=False``;
     ``divisor_override`` divides every window's sum by that number instead."""
-    _expect_tensor("avg_pool2d", "input", 1, input)
+    expect_tensor("avg_pool2d", "input", 1, input)
     x, unbatched = _batched("avg_pool2d", input)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
@@ -139,14 +139,14 @@ def adaptive_avg_pool2d(input, output_size):
     """Average (C, H, W) or (N, C, H, W) down to ``output_size`` (a number, a pair, None for
     "keep this side") whatever the input's size: window i along a side of n covers
     floor(i*n/m) to ceil((i+1)*n/m). An output of 1x1 is the mean, as in PyTorch."""
-    _expect_tensor("adaptive_avg_pool2d", "input", 1, input)
+    expect_tensor("adaptive_avg_pool2d", "input", 1, input)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
     x = input._data
     if x.dtype.kind != "f":
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for '
-                                  f"'{_scalar_name(x.dtype)}': use a float tensor (x.float())")
+                                  f"'{scalar_name(x.dtype)}': use a float tensor (x.float())")
     if isinstance(output_size, (int, np.integer)) or output_size is None:
         output_size = (output_size, output_size)
     out_h, out_w = (n if m is None else int(m) for n, m in zip(x.shape[-2:], output_size))

@@ -9,7 +9,7 @@ embeddings runs unchanged (chapter 6 teaches the Module and Parameter it is buil
 
 from .. import creation, dtypes
 from ..graph import no_grad
-from ..tensor import check_device
+from ..tensor_device import check_device
 from . import functional as F
 from . import init
 from .module import Module

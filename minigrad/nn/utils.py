@@ -18,7 +18,8 @@ import numpy as np
 
 from ..creation import tensor
 from ..graph import no_grad
-from ..tensor import Tensor, cat, stack
+from .._tensor import Tensor
+from ..ops.shape import cat, stack
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 

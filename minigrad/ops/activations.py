@@ -14,7 +14,7 @@ import numpy as np
 from . import formulas
 from .formulas import is_array
 from .op import Op
-from .pointwise import _dual, erf, tanh, zeros_like
+from .formulas import erf, sigmoid, tanh, zeros_like
 
 _ndarray = np.ndarray
 
@@ -23,14 +23,6 @@ __all__ = ["ReluBackward0", "LeakyReluBackward0", "LeakyReluBackward1", "GeluBac
            "HardtanhBackward0", "MishBackward0", "LogSigmoidBackward0",
            "ThresholdBackwardBackward0", "LeakyReluBackwardBackward0",
            "HardtanhBackwardBackward0"]
-
-
-def _sigmoid(a):
-    """sigmoid as ``exp(-log(1 + e^-a))``: no overflow warning at either end."""
-    return np.exp(-np.logaddexp(0, -a)).astype(a.dtype, copy=False)
-
-
-sigmoid = _dual(_sigmoid, "sigmoid")
 
 
 def _softplus(x):
@@ -132,7 +124,7 @@ class SiluBackward0(Op):
 
     def forward(self, a):
         self.save_for_backward(a)
-        return a * _sigmoid(a)
+        return a * formulas.sigmoid_of_array(a)
 
     def backward(self, grad, a):
         s = sigmoid(a)

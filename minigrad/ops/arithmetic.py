@@ -15,6 +15,11 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from ..tensor_rules import broadcast_error
+from .._tensor import Tensor
+from ..tensor_rules import check_tensor
+from .. import dtypes
+from ..tensor_rules import refuse_integers
 
 __all__ = ["AddBackward0", "SubBackward0", "RsubBackward1", "MulBackward0", "NegBackward0",
            "DivBackward0", "DivBackward2", "PowBackward0", "PowBackward1", "PowBackward2",
@@ -410,3 +415,70 @@ class AddcdivBackward0(Op):
         return (grad if needs_t else None,
                 grad * (value / t2) if needs_1 else None,
                 -grad * (value * t1 / (t2 * t2)) if needs_2 else None)
+
+
+def run_addc(t, t1, t2, value, node_cls):
+    """``t + value * t1 * t2`` or ``t + value * t1 / t2``: addcmul and addcdiv."""
+    a, b, c = t._data, t1._data, t2._data
+    if node_cls is AddcdivBackward0 and b.dtype.kind in "biu" \
+            and c.dtype.kind in "biu":
+        raise RuntimeError("Integer division with addcdiv is no longer supported: make "
+                           "tensor1 or tensor2 a float tensor (tensor1.float())")
+    try:
+        return node_cls.run((t, t1, t2), a, b, c, value=value)
+    except ValueError:
+        raise broadcast_error(a, np.broadcast(b, c), node_cls.__name__[:7].lower()) from None
+
+
+# ------------------------------------------------------------------ functions
+
+def _pair(name, input, other):
+    """Both operands as arrays of their promoted dtype (integers become float32 for ops
+    that only exist for floats) and ``other`` as a Tensor or None."""
+    check_tensor(name, input)
+    a, b, t = input._operands(other)
+    return a, np.asarray(b, dtype=a.dtype), t
+
+
+def atan2(input, other):
+    """The angle of the point (other, input), in (-pi, pi]: ``atan(input / other)`` with the
+    quadrant from both signs."""
+    check_tensor("atan2", other, "other", 2)
+    y, x, _ = _pair("atan2", input, other)
+    if y.dtype.kind != "f":
+        y, x = y.astype(dtypes.DEFAULT_FLOAT), x.astype(dtypes.DEFAULT_FLOAT)
+    return Atan2Backward0.run((input, other), y, x)
+
+
+def fmod(input, other):
+    """The remainder of ``input / other`` with the sign of ``input`` (C's fmod; ``%`` takes
+    the sign of ``other``)."""
+    a, b, t = _pair("fmod", input, other)
+    if a.dtype.kind in "iub" and np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    if t is None:
+        return FmodBackward0.run((input,), a, other=b)
+    return FmodBackward1.run((input, t), a, b)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``: the point a fraction ``weight`` of the way from
+    ``input`` to ``end``."""
+    check_tensor("lerp", input)
+    check_tensor("lerp", end, "end", 2)
+    start, stop = input._data, end._data
+    if start.dtype != stop.dtype:
+        raise RuntimeError(f"expected dtype {dtypes.from_numpy(start.dtype)} for `end` but got "
+                           f"dtype {dtypes.from_numpy(stop.dtype)}")
+    refuse_integers("lerp", start, "lerp_kernel_scalar")
+    if isinstance(weight, Tensor):
+        w = weight._data.astype(start.dtype, copy=False)
+        return LerpBackward1.run((input, end, weight), start, stop, w)
+    return LerpBackward0.run((input, end), start, stop, weight=float(weight))
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("atan2", "fmod", "lerp",)
+METHODS = ("atan2", "fmod", "lerp",)

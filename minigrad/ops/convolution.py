@@ -18,13 +18,12 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from . import formulas
+from .formulas import is_array
 from .op import Op
 
 __all__ = ["ConvolutionBackward0", "Im2ColBackward0", "Col2ImBackward0",
            "ConstantPadNdBackward0", "windows", "add_windows", "pad_zeros", "constant_pad",
            "im2col", "col2im", "unfold", "fold", "padded"]
-
-_is_array = formulas.is_array
 
 
 # --------------------------------------------------------------------------- on arrays
@@ -105,21 +104,21 @@ def constant_pad(a, pad, value):
 def unfold(x, geometry):
     """im2col of an array, or of a Tensor as a recorded op. ``geometry``: (kernel, pads,
     stride, dilation)."""
-    if _is_array(x):
+    if is_array(x):
         return im2col(x, *geometry)
     return Im2ColBackward0.run((x,), geometry=geometry)
 
 
 def fold(cols, size, geometry):
     """col2im of an array, or of a Tensor as a recorded op."""
-    if _is_array(cols):
+    if is_array(cols):
         return col2im(cols, size, *geometry)
     return Col2ImBackward0.run((cols,), size=size, geometry=geometry)
 
 
 def padded(x, pad, value=0):
     """``x`` padded (or cropped, by negative amounts) as ``F.pad`` does it."""
-    if _is_array(x):
+    if is_array(x):
         return constant_pad(x, pad, value)
     return ConstantPadNdBackward0.run((x,), pad=pad, value=value)
 
@@ -188,7 +187,7 @@ class ConvolutionBackward0(Op):
             grad_cols = (formulas.transpose_last(w) @ g).reshape(n, -1, out_h * out_w)
             grad_x = fold(grad_cols, self.input_shape(0)[2:], self.geometry)
         if needs_w:
-            if not _is_array(grad):  # the windows of x as a recorded function of x
+            if not is_array(grad):  # the windows of x as a recorded function of x
                 cols = unfold(x, self.geometry)
             c = cols.reshape(n, groups, -1, out_h * out_w)
             grad_w = formulas.sum_over(g @ formulas.transpose_last(c), (0,)).reshape(

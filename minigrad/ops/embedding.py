@@ -9,11 +9,10 @@ again. So ``create_graph=True`` records the gradient of an embedding.
 import numpy as np
 
 from . import formulas
+from .formulas import is_array
 from .op import Op
 
 __all__ = ["EmbeddingBackward0", "EmbeddingDenseBackwardBackward0"]
-
-_is_array = formulas.is_array
 
 
 def _array(value):
@@ -37,7 +36,7 @@ class EmbeddingBackward0(Op):
 
     def backward(self, grad, indices):
         indices = _array(indices)
-        if _is_array(grad):
+        if is_array(grad):
             return dense_backward(grad, indices, self.input_shape(0)[0], self.padding_idx)
         return EmbeddingDenseBackwardBackward0.run(
             (grad,), indices=indices, rows=self.input_shape(0)[0], padding_idx=self.padding_idx)
@@ -65,7 +64,7 @@ class EmbeddingDenseBackwardBackward0(Op):
 
     def backward(self, grad, indices):
         indices = _array(indices)
-        if _is_array(grad):
+        if is_array(grad):
             rows = grad[indices]
         else:
             rows = EmbeddingBackward0.run((grad,), indices=indices)

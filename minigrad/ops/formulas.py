@@ -7,10 +7,16 @@ shape, ``where`` or a transpose do not, so formulas call these instead, and one 
 serves both (with Tensors, every step is recorded and can be differentiated again).
 """
 
+import math
+
 import numpy as np
 
+from .._tensor import tensor_from, wrap
+
 __all__ = ["sum_to", "keep_where", "zero_where", "where", "transpose_last", "expand_to",
-           "sum_over", "unsqueeze", "exp", "log", "sqrt", "sign", "as_mask"]
+           "sum_over", "unsqueeze", "exp", "log", "sqrt", "sign", "as_mask", "dual", "sin",
+           "cos", "tanh", "sinh", "cosh", "sigmoid", "erf", "zeros_like", "cast",
+           "sigmoid_of_array", "erf_of_array"]
 
 _ndarray = np.ndarray
 _SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
@@ -77,12 +83,7 @@ def as_mask(mask, like):
     needs a Tensor mask, an array formula an array."""
     if is_array(like):
         return mask if is_array(mask) else mask._data
-    return mask if not is_array(mask) else _tensor(mask)
-
-
-def _tensor(array):
-    from ..tensor import tensor_from
-    return tensor_from(array)
+    return mask if not is_array(mask) else tensor_from(mask)
 
 
 def keep_where(mask, grad):
@@ -109,9 +110,9 @@ def where(condition, x, y):
     """``x`` where ``condition`` holds, else ``y``."""
     if is_array(x) and is_array(y):
         return np.where(as_mask(condition, x), x, y)
-    from ..tensor import where as tensor_where
-    like = x if not is_array(x) else y
-    return tensor_where(as_mask(condition, like), x, y)
+    if not is_array(x):  # Tensor.where(condition, other), PyTorch's method form
+        return x.where(as_mask(condition, x), y)
+    return y.where(~as_mask(condition, y), x)
 
 
 def exp(x):
@@ -150,3 +151,46 @@ def _and_bits(grad, mask, keep):
         ones -= 1  # 0 -> -1: all bits set, 1 -> 0
     ones &= grad.view(bits)
     return ones.view(grad.dtype)
+
+
+# ------------------------------------------------ elementwise functions of an array or a Tensor
+
+def dual(array_fn, method):
+    """A function of an array or a Tensor: ``array_fn(x)`` or ``x.method()``."""
+    def fn(x):
+        return array_fn(x) if is_array(x) else getattr(x, method)()
+    fn.__name__ = method
+    return fn
+
+
+def sigmoid_of_array(a):
+    """1 / (1 + e^-a) for an array, computed as PyTorch does. Where e^-a overflows to inf the
+    result is exactly 0 (float32 below -88.7), which is also what PyTorch prints."""
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
+
+
+_ERF_OF_ELEMENT = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf_of_array(a):
+    """erf of an array, in its dtype (numpy has none: the C library's, element by element)."""
+    return np.asarray(_ERF_OF_ELEMENT(a)).astype(a.dtype, copy=False)
+
+
+sin, cos, tanh, sinh, cosh = (dual(np.sin, "sin"), dual(np.cos, "cos"), dual(np.tanh, "tanh"),
+                              dual(np.sinh, "sinh"), dual(np.cosh, "cosh"))
+sigmoid = dual(sigmoid_of_array, "sigmoid")
+erf = dual(erf_of_array, "erf")
+
+
+def zeros_like(grad):
+    """A gradient of zeros: a constant (no history, as PyTorch's ``zeros_like(grad)``)."""
+    if is_array(grad):
+        return np.zeros_like(grad)
+    return wrap(np.zeros_like(grad._data))
+
+
+def cast(x, dtype):
+    """``x`` in the numpy ``dtype`` (itself if it has it)."""
+    return x.astype(dtype, copy=False) if is_array(x) else x._cast(dtype)

@@ -14,24 +14,25 @@ Two ideas cover most backward formulas here:
 ``indexed``, ``put``, ``put_flat``, ``sliced``, ``placed``, ``diagonal`` and
 ``diagonal_placed`` take an array (computed directly, nothing recorded) or a Tensor (the
 matching op, recorded).
-Arguments arrive already checked by the functions in ``minigrad/shape_ops.py`` and
-``Tensor.__getitem__``.
+The public functions at the end (``flip``, ``index_select``, ``take``, ...) and
+``Tensor.__getitem__`` check the arguments.
 """
 
 import numpy as np
 
-from . import formulas
 from .op import Op
+from .shape import ClonedViewBackward0
+from .._tensor import Tensor
+import numbers
+from .op import saving_versions_of
+from .._tensor import wrap
 
 __all__ = ["SliceBackward0", "SelectBackward0", "AliasBackward0", "IndexUnsqueezeBackward0",
            "UnbindBackward0", "SliceBackwardBackward0", "IndexBackward0",
            "IndexBackwardBackward0", "AsStridedBackward0", "GatherBackward0", "PickBackward",
            "PutBackward0", "FlipBackward0", "RepeatBackward0", "IndexSelectBackward0",
            "MaskedSelectBackward0", "RollBackward0", "TakeBackward0", "DiagonalBackward0_copy",
-           "TrilBackward0", "TriuBackward0", "DiagonalBackward0", "DiagonalBackwardBackward0",
-           "TraceBackward0", "DiagEmbedBackward0", "ScatterBackward0", "ScatterBackward1",
-           "ScatterAddBackward0", "IndexAddBackward0", "IndexFillBackward0",
-           "IndexFillBackward1", "view_node_class"]
+           "view_node_class"]
 
 _ndarray = np.ndarray
 
@@ -54,13 +55,13 @@ def _element_view(array, key):
     return array[(*key, ...) if type(key) is tuple else (key, ...)]
 
 
-def _index_arrays(key):
+def index_arrays(key):
     """The index arrays in an advanced ``key``: saved, so changing an index tensor in place
     afterwards makes backward refuse (PyTorch saves the indices too)."""
     return tuple([k for k in key if type(k) is _ndarray]) if type(key) is tuple else ()
 
 
-def _one_d(shape):
+def one_d(shape):
     return shape or (1,)  # gather and scatter see a 0-dim tensor as 1-D of size 1
 
 
@@ -111,12 +112,24 @@ class SliceBackward0(Op):
         return placed(grad, self.input_shape(0), self.key)
 
 
-SelectBackward0 = type("SelectBackward0", (SliceBackward0,), {"__slots__": ()})
-AliasBackward0 = type("AliasBackward0", (SliceBackward0,), {"__slots__": ()})
+class SelectBackward0(SliceBackward0):
+    """PyTorch's name for this node: SliceBackward0's backward."""
+    __slots__ = ()
+
+
+class AliasBackward0(SliceBackward0):
+    """PyTorch's name for this node: SliceBackward0's backward."""
+    __slots__ = ()
+
+
 # x[None, ...]: PyTorch's name, with the index's backward (x.unsqueeze(0) has its own node).
 IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (SliceBackward0,), {"__slots__": ()})
+
+
 # unbind's pieces are views made by indexing: select's node under unbind's name
-UnbindBackward0 = type("UnbindBackward0", (SelectBackward0,), {"__slots__": ()})
+class UnbindBackward0(SelectBackward0):
+    """PyTorch's name for this node: SelectBackward0's backward."""
+    __slots__ = ()
 
 
 class SliceBackwardBackward0(Op):
@@ -150,7 +163,7 @@ def placed(grad, shape, key):
     return SliceBackwardBackward0.run((grad,), grad._data, shape=shape, key=key)
 
 
-def _view_at(array, path):
+def view_at(array, path):
     """``array[path[0]][path[1]]...``: the part of a tensor that a chain of basic indices
     viewed (a view, so writing into it writes into ``array``)."""
     for key in path:
@@ -177,7 +190,7 @@ class AsStridedBackward0(Op):
         shape = self.input_shape(0)
         if _is_array(grad):
             out = np.zeros(shape, dtype=grad.dtype)
-            _view_at(out, self.path)[...] = grad
+            view_at(out, self.path)[...] = grad
             return out
         shapes, part = [], np.broadcast_to(np.zeros((), np.float64), shape)
         for key in self.path:
@@ -198,7 +211,7 @@ class IndexBackward0(Op):
 
     def forward(self, a, first, key):
         self.first, self.key = first, key
-        self.saved = _index_arrays(key)
+        self.saved = index_arrays(key)
         value = (a if first is None else a[first])[key]
         if value.base is not None:  # numpy's own temporary, not a view of ``a``:
             value = value.copy()    # the result owns its memory, as in PyTorch
@@ -247,12 +260,12 @@ class GatherBackward0(Op):
     def forward(self, a, key, index, shape):
         self.key = key
         self.save_for_backward(index)
-        return a.reshape(_one_d(a.shape))[key].reshape(shape)
+        return a.reshape(one_d(a.shape))[key].reshape(shape)
 
     def backward(self, grad, index):
         shape = self.input_shape(0)
         picked = grad.reshape(_array(index).shape)
-        return put(picked, _one_d(shape), None, self.key).reshape(shape)
+        return put(picked, one_d(shape), None, self.key).reshape(shape)
 
 
 # ------------------------------------------------------------------ ops that pick elements
@@ -303,241 +316,220 @@ def put_flat(grad, positions, size):
     return PutBackward0.run((grad,), grad._data, positions=positions, size=size)
 
 
-def _pick_node(name):
-    return type(name, (PickBackward,), {"__slots__": ()})
+# The ops that only pick elements, each under PyTorch's name for its node.
+
+class FlipBackward0(PickBackward):
+    """flip"""
+    __slots__ = ()
 
 
-FlipBackward0 = _pick_node("FlipBackward0")
-RepeatBackward0 = _pick_node("RepeatBackward0")
-IndexSelectBackward0 = _pick_node("IndexSelectBackward0")
-MaskedSelectBackward0 = _pick_node("MaskedSelectBackward0")
-RollBackward0 = _pick_node("RollBackward0")
-TakeBackward0 = _pick_node("TakeBackward0")
-DiagonalBackward0_copy = _pick_node("DiagonalBackward0_copy")  # diag of a matrix
+class RepeatBackward0(PickBackward):
+    """repeat and tile"""
+    __slots__ = ()
+
+
+class IndexSelectBackward0(PickBackward):
+    """index_select"""
+    __slots__ = ()
+
+
+class MaskedSelectBackward0(PickBackward):
+    """masked_select"""
+    __slots__ = ()
+
+
+class RollBackward0(PickBackward):
+    """roll"""
+    __slots__ = ()
+
+
+class TakeBackward0(PickBackward):
+    """take"""
+    __slots__ = ()
+
+
+class DiagonalBackward0_copy(PickBackward):
+    """diag of a matrix"""
+    __slots__ = ()
 
 
 # ------------------------------------------------------------------ triangles, diagonals
 
-class TrilBackward0(Op):
-    """tril/triu keep the elements where ``keep`` holds; only they get a gradient: the
-    gradient goes through the same op."""
-    __slots__ = ("keep",)
-
-    def forward(self, a, keep):
-        self.keep = keep
-        return np.where(keep, a, np.zeros((), a.dtype))
-
-    def backward(self, grad):
-        if _is_array(grad):
-            return np.where(self.keep, grad, np.zeros((), grad.dtype))
-        return type(self).run((grad,), grad._data, keep=self.keep)
-
-
-TriuBackward0 = type("TriuBackward0", (TrilBackward0,), {"__slots__": ()})
-
-
-def _diagonal_view(array, offset, dim1, dim2):
-    """numpy's diagonal, made writable as PyTorch's is (it views the same memory)."""
-    view = np.diagonal(array, offset, dim1, dim2)
-    if array.flags.writeable:
-        view.flags.writeable = True
-    return view
-
-
-class DiagonalBackward0(Op):
-    """A diagonal (a view): its gradient goes onto that diagonal of zeros."""
-    __slots__ = ("offset", "dims")
-    is_view = True
-
-    def forward(self, a, offset, dim1, dim2):
-        self.offset, self.dims = offset, (dim1, dim2)
-        return _diagonal_view(a, offset, dim1, dim2)
-
-    def backward(self, grad):
-        return diagonal_placed(grad, self.input_shape(0), self.offset, self.dims)
-
-
-class DiagonalBackwardBackward0(Op):
-    """Zeros of ``shape`` with ``g`` on a diagonal: the backward of ``diagonal``, whose
-    backward is ``diagonal`` again."""
-    __slots__ = ("offset", "dims")
-
-    def forward(self, g, shape, offset, dims):
-        self.offset, self.dims = offset, dims
-        out = np.zeros(shape, dtype=g.dtype)
-        _diagonal_view(out, offset, *dims)[...] = g
-        return out
-
-    def backward(self, grad):
-        return diagonal(grad, self.offset, self.dims)
-
-
-def diagonal(x, offset, dims):
-    if _is_array(x):
-        return np.diagonal(x, offset, *dims)
-    return DiagonalBackward0.run((x,), x._data, offset=offset, dim1=dims[0], dim2=dims[1])
-
-
-def diagonal_placed(grad, shape, offset, dims):
-    if _is_array(grad):
-        out = np.zeros(shape, dtype=grad.dtype)
-        _diagonal_view(out, offset, *dims)[...] = grad
-        return out
-    return DiagonalBackwardBackward0.run((grad,), grad._data, shape=shape, offset=offset,
-                                         dims=dims)
-
-
-class TraceBackward0(Op):
-    """The sum of a matrix's diagonal: each diagonal element gets the whole gradient."""
-    __slots__ = ()
-
-    def forward(self, a, dtype):
-        return np.asarray(np.trace(a, dtype=dtype))
-
-    def backward(self, grad):
-        shape = self.input_shape(0)
-        return diagonal_placed(formulas.expand_to(grad, (min(shape),)), shape, 0, (0, 1))
-
-
-class DiagEmbedBackward0(Op):
-    """diag of a vector: each element's gradient is read back from the diagonal it went to."""
-    __slots__ = ("offset",)
-
-    def forward(self, a, offset):
-        self.offset = offset
-        return np.diag(a, offset)
-
-    def backward(self, grad):
-        part = diagonal(grad, self.offset, (0, 1))
-        return part.copy() if _is_array(part) else part
-
 
 # ------------------------------------------------------------------ writing into a copy
 
-class ScatterBackward0(Op):
-    """``scatter(dim, index, src)``: a copy of ``a`` with ``src``'s leading corner (``lead``)
-    written at ``key``. The overwritten elements of ``a`` get no gradient; ``src`` gets the
-    gradient of the places it was written to, as gather reads them."""
-    __slots__ = ("key", "lead")
 
-    def forward(self, a, s, key, lead, index):
-        self.key, self.lead = key, lead
-        self.save_for_backward(index)
-        out = a.copy().reshape(_one_d(a.shape))
-        self._write(out, key, s.reshape(_one_d(s.shape))[lead])
-        return out.reshape(a.shape)
+# ------------------------------------------------------------------ functions
 
-    @staticmethod
-    def _write(out, key, values):
-        out[key] = values
-
-    def backward(self, grad, index):
-        needs_a, needs_s = self.needs_input_grad
-        shape, s_shape = self.shapes
-        grad_a = grad_s = None
-        if needs_a:
-            grad_a = self._grad_self(grad)
-        if needs_s:
-            picked = indexed(grad.reshape(_one_d(shape)), None, self.key)
-            grad_s = placed(picked, _one_d(s_shape), self.lead).reshape(s_shape)
-        return grad_a, grad_s
-
-    def _grad_self(self, grad):
-        return zero_at(grad, self.key)
+def picked(input, pick, node_cls, index=None, index_tensor=None):
+    """``pick(array)`` as a new tensor (a copy, as PyTorch's result), with a ``node_cls``
+    node that knows where each element came from: ``pick`` applied to the positions.
+    ``index_tensor``: where ``index`` came from (its version is checked with it)."""
+    return saving_versions_of(node_cls.run((input,), input._data, pick=pick, index=index),
+                              index_tensor)
 
 
-class ScatterAddBackward0(ScatterBackward0):
-    """``scatter_add``: as scatter, but the values add up (repeats too), so ``a`` keeps its
-    whole gradient."""
-    __slots__ = ()
-
-    @staticmethod
-    def _write(out, key, values):
-        np.add.at(out, key, values)
-
-    def _grad_self(self, grad):
-        return grad
+def index_array(index, op, allowed=(np.int64, np.int32)):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    if index._data.dtype not in allowed:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index, got {index.dtype} "
+                           "(make it an integer tensor: index.long())")
+    return index._data.astype(np.int64, copy=False)
 
 
-class ScatterBackward1(Op):
-    """``scatter(dim, index, value=number)``: a copy with the number at ``key``; the
-    overwritten places get no gradient (the gradient goes through the same op with 0)."""
-    __slots__ = ("key",)
-
-    def forward(self, a, key, value, index=None):
-        self.key = key
-        if index is not None:
-            self.save_for_backward(index)
-        out = a.copy().reshape(_one_d(a.shape))
-        out[key] = value
-        return out.reshape(a.shape)
-
-    def backward(self, grad, *index):
-        return zero_at(grad, self.key)
+def check_bounds(idx, size, dim, error=RuntimeError, negative_ok=False):
+    """PyTorch's error for an index outside ``[0, size)`` (``[-size, size)`` if
+    ``negative_ok``); its exception type differs between ops, so ``error`` says which."""
+    bad = idx[(idx < (-size if negative_ok else 0)) | (idx >= size)]
+    if bad.size:
+        raise error(f"index {bad.flat[0]} is out of bounds for dimension {dim} with size {size}")
 
 
-def zero_at(grad, key):
-    """A copy of ``grad`` (seen at least 1-D) with zeros at ``key``."""
-    if _is_array(grad):
-        out = grad.copy()
-        out.reshape(_one_d(grad.shape))[key] = 0
-        return out
-    return ScatterBackward1.run((grad,), grad._data, key=key, value=0)
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
+    axes = input._dims(dims) if dims else ()
+    return picked(input, lambda a: np.flip(a, axes), FlipBackward0)
 
 
-class IndexAddBackward0(Op):
-    """``index_add(dim, index, source, alpha)``: ``a``'s gradient passes unchanged;
-    ``source`` gets ``alpha`` times the gradient of the slices (``key``) it was added to."""
-    __slots__ = ("key", "alpha")
-
-    def forward(self, a, s, key, alpha):
-        self.key, self.alpha = key, alpha
-        self.save_for_backward(key[-1])
-        out = a.copy()
-        np.add.at(out, key, s * alpha if alpha != 1 else s)
-        return out
-
-    def backward(self, grad, index):
-        grad_s = None
-        if self.needs_input_grad[1]:
-            grad_s = (indexed(grad, None, self.key) * self.alpha).reshape(self.input_shape(1))
-        return grad, grad_s
+def repeat(input, *sizes):
+    sizes = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], numbers.Integral) \
+        else sizes
+    sizes = tuple(int(n) for n in sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           f"of dimensions of tensor (got {len(sizes)} sizes for a "
+                           f"{input.ndim}-D tensor)")
+    if any(n < 0 for n in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(sizes)}")
+    return picked(input, lambda a: np.tile(a, sizes), RepeatBackward0)
 
 
-class IndexFillBackward0(Op):
-    """``index_fill(dim, index, number)``: the filled slices (``key``) get no gradient (the
-    gradient goes through the same op with 0)."""
-    __slots__ = ("key",)
-
-    def forward(self, a, key, value):
-        self.key = key
-        self.save_for_backward(key[-1])
-        out = a.copy()
-        out[key] = value
-        return out
-
-    def backward(self, grad, index):
-        if _is_array(grad):
-            out = grad.copy()
-            out[self.key] = 0
-            return out
-        return IndexFillBackward0.run((grad,), grad._data, key=self.key, value=0)
+def tile(input, dims):
+    dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
-class IndexFillBackward1(IndexFillBackward0):
-    """``index_fill`` with a 0-dim ``value`` tensor: it gets the sum of the gradient of the
-    filled slices."""
-    __slots__ = ()
+def index_select(input, dim, index):
+    dim = input._dim(dim)
+    idx = index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    n = input._data.shape[dim] if input.ndim else 1
+    if ((idx < 0) | (idx >= n)).any():
+        raise IndexError("index out of range in self")
+    if not input.ndim:
+        if idx.size != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{idx.size} value(s)")
+        return picked(input, lambda a: a.reshape(1)[idx].reshape(()),
+                       IndexSelectBackward0, idx, index)
+    return picked(input, lambda a: np.take(a, idx.reshape(-1), axis=dim),
+                   IndexSelectBackward0, idx, index)
 
-    def forward(self, a, v, key):
-        return IndexFillBackward0.forward(self, a, key, v)
 
-    def backward(self, grad, index):
-        needs_a, needs_v = self.needs_input_grad
-        grad_a = IndexFillBackward0.backward(self, grad, index) if needs_a else None
-        grad_v = None
-        if needs_v:
-            part = indexed(grad, None, self.key)
-            grad_v = np.asarray(part.sum(), dtype=grad.dtype) if _is_array(part) \
-                else part.sum()
-        return grad_a, grad_v
+def masked_select(input, mask):
+    if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    m = mask._data
+    shape = np.broadcast_shapes(input._data.shape, m.shape)
+    return picked(input, lambda a: np.broadcast_to(a, shape)[np.broadcast_to(m, shape)],
+                   MaskedSelectBackward0, m, mask)
+
+
+def roll(input, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, numbers.Integral) else tuple(shifts)
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                               "dims:0")
+        return picked(input, lambda a: np.roll(a, shifts[0]), RollBackward0)
+    dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    axes = tuple(input._dim(d) for d in dims)
+    return picked(input, lambda a: np.roll(a, shifts, axes), RollBackward0)
+
+
+def take(input, index):
+    idx = index_array(index, "take", allowed=(np.int64,))
+    n = input._data.size
+    bad = idx[(idx < -n) | (idx >= n)]
+    if bad.size:
+        raise IndexError(f"out of range: tried to access index {bad.flat[0]} on a tensor of "
+                         f"{n} elements.")
+    return picked(input, lambda a: a.reshape(-1)[idx], TakeBackward0, idx, index)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along ``dim``) ``repeats`` times in a row. Alone,
+    ``repeat_interleave(counts)`` gives ``i`` counts[i] times."""
+    if repeats is None:  # torch.repeat_interleave(counts)
+        return wrap(np.repeat(np.arange(input._data.size), input._data))
+    if dim is None:
+        input, dim = input.flatten(), 0
+    dim = input._dim(dim)
+    if isinstance(repeats, Tensor) and repeats.ndim:
+        counts = repeats._data
+        if counts.shape[0] not in (1, input.shape[dim]):
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {counts.shape[0]} and input.size({dim}) = "
+                               f"{input.shape[dim]}")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        positions = np.repeat(np.arange(input.shape[dim]), counts)
+        return index_select(input, dim, wrap(positions))
+    n = int(repeats)
+    if n < 0:
+        raise RuntimeError("repeats can not be negative")
+    shape = list(input.shape)
+    expanded = input.unsqueeze(dim + 1).expand(*shape[:dim + 1], n, *shape[dim + 1:])
+    shape[dim] *= n
+    return ClonedViewBackward0.run((expanded,), expanded._data, shape=tuple(shape))
+
+
+def select(input, dim, index):
+    dim = input._dim(dim)
+    n = input.shape[dim]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return input[(slice(None),) * dim + (int(index),)]
+
+
+def unbind(input, dim=0):
+    """The slices along ``dim``, as a tuple of views."""
+    dim = input._dim(dim)
+    parts = tuple(select(input, dim, i) for i in range(input.shape[dim]))
+    for part in parts:
+        if part._grad_fn is not None:
+            part._grad_fn.__class__ = UnbindBackward0
+    return parts
+
+
+def narrow(input, dim, start, length):
+    dim = input._dim(dim)
+    n = input.shape[dim]
+    start = int(start.item() if isinstance(start, Tensor) else start)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    start %= n if n else 1
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    out = input[(slice(None),) * dim + (slice(start, start + length),)]
+    if out._grad_fn is not None:  # a slice that keeps the whole dim is still a slice here
+        out._grad_fn.__class__ = SliceBackward0
+    return out
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("index_select", "masked_select", "roll", "take", "repeat_interleave",
+             "select", "unbind", "narrow", "flip", "tile",)
+METHODS = ("repeat", "index_select", "masked_select", "roll", "take", "repeat_interleave",
+           "select", "unbind", "narrow",)

@@ -12,6 +12,11 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .._tensor import Tensor, tensor_from
+from ..tensor_rules import check_tensor
+from .. import dtypes
+from .op import node_named
+from ..dtypes import scalar_name
 
 __all__ = ["MmBackward0", "DotBackward0", "MvBackward0", "MatmulBackward0", "BmmBackward0",
            "AddmmBackward0", "EinsumBackward0", "node_for_matmul"]
@@ -181,7 +186,6 @@ def _einsum(spec, *operands):
     """numpy's einsum on arrays, minigrad's (recorded) on Tensors."""
     if not any(hasattr(x, "_data") for x in operands):
         return np.einsum(spec, *operands)
-    from ..math_ops import einsum
     wrap = Op.wrap
     return einsum(spec, *[x if hasattr(x, "_data") else wrap(np.asarray(x)) for x in operands])
 
@@ -238,3 +242,153 @@ def _onto_diagonal(g, unique, term, sizes):
             spread += c
     spec = ",".join([unique] + [s for s, _ in identities]) + "->" + spread
     return _einsum(spec, g, *[eye for _, eye in identities])
+
+
+def matmul(a, b):
+    """Matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
+    if not isinstance(a, Tensor):
+        a = tensor_from(a)
+    if isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}. "
+            "Convert one of them first, e.g. a.double() or b.float()")
+    x, y, t = a._operands(b)
+    if t is None or x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{x.ndim}D and {np.ndim(y)}D")
+    try:
+        return node_for_matmul(x, y).run((a, t), x, y)
+    except ValueError:
+        if x.ndim <= 2 and y.ndim <= 2:
+            sa = "x".join(map(str, x.shape if x.ndim == 2 else (1,) + x.shape))
+            sb = "x".join(map(str, y.shape if y.ndim == 2 else y.shape + (1,)))
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): "
+                               f"the last dimension of the first ({x.shape[-1]}) must equal "
+                               f"the first dimension of the second ({y.shape[0]})") from None
+        raise RuntimeError(f"matmul: shapes {list(x.shape)} and {list(y.shape)} cannot be "
+                           "multiplied: the last dimension of the first must equal the "
+                           "second-to-last of the second, and batch dimensions must "
+                           "broadcast") from None
+
+
+# ------------------------------------------------------------------ functions
+
+def einsum(equation, *operands):
+    """Products and sums given by index letters, as numpy's and PyTorch's einsum:
+    ``einsum('ij,jk->ik', a, b)`` is ``a @ b``, ``einsum('i,i->', u, v)`` the dot product,
+    ``einsum('ii->i', m)`` the diagonal. (No ``...`` in the equation.)"""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for i, t in enumerate(operands):
+        check_tensor("einsum", t, "operands", i + 2)
+    equation = equation.replace(" ", "")
+    if "." in equation:
+        raise NotImplementedError("einsum(): '...' is not supported by minigrad; name each "
+                                  "dimension with a letter")
+    if "->" in equation:
+        inputs, output = equation.split("->")
+    else:
+        inputs = equation
+        letters = inputs.replace(",", "")
+        output = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    arrays = [t._data for t in operands]
+    if len({x.dtype for x in arrays}) > 1:
+        raise RuntimeError(f"einsum(): expected scalar type {scalar_name(arrays[0].dtype)} "
+                           f"but found {scalar_name([x.dtype for x in arrays][1])}: give all "
+                           "operands the same dtype")
+    node_cls = node_named(EinsumBackward0, _einsum_node_name(terms, output))
+    try:
+        return node_cls.run(operands, *arrays, terms=terms, output=output)
+    except ValueError as error:
+        raise RuntimeError(f"einsum(): {error}") from None
+
+
+def _einsum_node_name(terms, output):
+    """The name of PyTorch's last node for this einsum: one operand is a permute (or a sum
+    when it sums a letter away); several end in a batched product (a view of it), or in a
+    plain product when the last step sums nothing."""
+    if len(terms) == 1:
+        return "SumBackward1" if set(terms[0]) - set(output) else "PermuteBackward0"
+    left = set().union(*terms[:-1])
+    summed = (left & set(terms[-1])) - set(output)
+    return "ViewBackward0" if summed else "MulBackward0"
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` for matrices (input broadcasts): a linear
+    layer's ``bias + x @ W`` in one call."""
+    for position, (name, value) in enumerate((("input", input), ("mat1", mat1),
+                                              ("mat2", mat2)), 1):
+        check_tensor("addmm", value, name, position)
+    c, m1, m2 = input._data, mat1._data, mat2._data
+    if m1.ndim != 2 or m2.ndim != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {m1.ndim}-D tensor" if m1.ndim != 2
+                           else f"mat2 must be a matrix, got {m2.ndim}-D tensor")
+    if m1.shape[1] != m2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({m1.shape[0]}x"
+                           f"{m1.shape[1]} and {m2.shape[0]}x{m2.shape[1]})")
+    if not (c.dtype == m1.dtype == m2.dtype):
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{dtypes.from_numpy(m1.dtype)} != {dtypes.from_numpy(m2.dtype)}")
+    try:
+        np.broadcast_to(c, (m1.shape[0], m2.shape[1]))
+    except ValueError:
+        raise RuntimeError(f"The expanded size of the tensor ({m2.shape[1]}) must match "
+                           f"the existing size ({c.shape[-1]}) of input") from None
+    return AddmmBackward0.run((input, mat1, mat2), c, m1, m2, beta=beta, alpha=alpha)
+
+
+# ------------------------------------------------------------------ functions: dot, bmm
+
+def dot(input, tensor):
+    """The dot product of two 1-D tensors of the same length and dtype (a 0-dim tensor)."""
+    for position, (name, value) in enumerate((("input", input), ("tensor", tensor)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"dot(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    a, b = input._data, tensor._data
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors "
+                           "(for matrices use matmul or @)")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{scalar_name(a.dtype)} and {scalar_name(b.dtype)}")
+    if a.shape != b.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.size}] and src "
+                           f"[{b.size}] to have the same number of elements, but got {a.size} "
+                           f"and {b.size} elements respectively")
+    return DotBackward0.run((input, tensor), a, b)
+
+
+def bmm(input, mat2):
+    """The products of two batches of matrices: (b, n, m) @ (b, m, p) -> (b, n, p), with
+    no broadcasting (matmul broadcasts)."""
+    for position, (name, value) in enumerate((("input", input), ("mat2", mat2)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"bmm(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+    a, b = input._data, mat2._data
+    if a.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, got shape {list(a.shape)}")
+    if b.ndim != 3:
+        raise RuntimeError(f"batch2 must be a 3D tensor, got shape {list(b.shape)}")
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_name(a.dtype)} but found "
+                           f"{scalar_name(b.dtype)}")
+    return BmmBackward0.run((input, mat2), a, b)
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("addmm", "dot", "bmm", "einsum",)
+METHODS = ("addmm", "dot", "bmm",)

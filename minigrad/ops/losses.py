@@ -15,6 +15,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .formulas import sigmoid as sigmoid_of
 from .softmax import max_keepdim
 
 __all__ = ["MseLossBackward0", "SmoothL1LossBackward0", "HuberLossBackward0",
@@ -49,13 +50,6 @@ def softplus(z):
     if _is_array(z):
         return np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0)
     return (-z.abs()).exp().log1p() + z.clamp(min=0)
-
-
-def _sigmoid(x):
-    if _is_array(x):
-        from ..tensor import _sigmoid as sigmoid
-        return sigmoid(x)
-    return x.sigmoid()
 
 
 def _log1p(x):
@@ -127,6 +121,7 @@ class HuberLossBackward0(SmoothL1LossBackward0):
     """huber of x = a - b: x² / 2 where |x| < delta, delta (|x| - delta / 2) beyond.
     d/da = x clipped to [-delta, delta]; the opposite for b."""
     __slots__ = ()
+
     scaled = False
 
     @staticmethod
@@ -186,7 +181,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Op):
             grad = grad * w
         grad_x = grad_t = None
         if self.inputs[0] is not None:
-            sigmoid = _sigmoid(x)
+            sigmoid = sigmoid_of(x)
             local = sigmoid - t if pw is None else (1 + (pw - 1) * t) * sigmoid - pw * t
             grad_x = grad * local
         if self.inputs[1] is not None:
@@ -240,7 +235,9 @@ class NllLossBackward0(Op):
 
 
 # PyTorch's name when the log-probabilities have positions too: (N, C, H, W).
-NllLoss2DBackward0 = type("NllLoss2DBackward0", (NllLossBackward0,), {"__slots__": ()})
+class NllLoss2DBackward0(NllLossBackward0):
+    """PyTorch's name for this node: NllLossBackward0's backward."""
+    __slots__ = ()
 
 
 # ------------------------------------------------------------------------------ cross-entropy

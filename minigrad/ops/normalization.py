@@ -14,16 +14,15 @@ import math
 import numpy as np
 
 from . import formulas
+from .formulas import is_array
 from .op import Op
 
 __all__ = ["NativeLayerNormBackward0", "NativeBatchNormBackward0"]
 
-_is_array = formulas.is_array
-
 
 def _mean(x, axes):
     """The mean over ``axes``, kept as axes of length 1."""
-    if _is_array(x):
+    if is_array(x):
         return x.mean(axis=axes, keepdims=True)
     return x.mean(dim=axes, keepdim=True)
 
@@ -63,7 +62,7 @@ class NativeLayerNormBackward0(Op):
 
     def backward(self, grad, x, weight, xhat, invstd, mean):
         axes = self.stats_axes
-        if not _is_array(grad):  # xhat and invstd as recorded functions of the input
+        if not is_array(grad):  # xhat and invstd as recorded functions of the input
             if axes is not None:
                 centered = x - _mean(x, axes)
                 invstd = 1 / formulas.sqrt(_mean(centered * centered, axes) + self.eps)

@@ -28,8 +28,9 @@ broadcasting, ``formulas.sum_to``), so a formula never has to.
 
 import numpy as np
 
-from ..graph import (FREED_MESSAGE, Node, _GradMode, _sequence, changed_error,
-                     check_saved_versions, saved_version)
+from .._tensor import wrap
+from ..graph import (FREED_MESSAGE, GradMode, Node, changed_error, check_saved_versions,
+                     gradient_node, node_numbers, saved_version)
 from . import formulas
 
 __all__ = ["Op", "saving_versions_of"]
@@ -59,8 +60,8 @@ class Op(Node):
     # A view op's output shares its input's memory, so it shares its version counter too:
     # changing one in place changes the other (PyTorch's views, chapter 5).
     is_view = False
-    wrap = None  # Tensor's fast constructor, wrap(array, grad_fn): set by tensor.py
-    edge = None  # the node that receives a tensor's gradient: set by tensor.py
+    wrap = staticmethod(wrap)  # Tensor's fast constructor, wrap(array, grad_fn)
+    edge = staticmethod(gradient_node)  # the node that receives a tensor's gradient
 
     # ----------------------------------------------------------------- what an op writes
 
@@ -106,7 +107,7 @@ class Op(Node):
         # The node each input's gradient goes to; None when nothing is recorded (grad mode
         # is off, or no input requires grad). Linked before forward runs: forward may ask
         # needs_input_grad.
-        inputs = _edges(tensors, cls.edge) if _GradMode.enabled else None
+        inputs = _edges(tensors, cls.edge) if GradMode.enabled else None
         if inputs is None:
             op.inputs = _NOTHING_NEEDED[len(tensors)]
             out = op.forward(*arrays, **options)
@@ -117,7 +118,7 @@ class Op(Node):
                 result._version_counter = tensors[0]._counter()
             return result
         op.inputs = inputs  # (Node.__init__'s work, written out: this runs for every op)
-        op.seq = next(_sequence)
+        op.seq = next(node_numbers)
         op.retained = None
         out = op.forward(*arrays, **options)
         if type(out) is not _ndarray:
@@ -135,7 +136,7 @@ class Op(Node):
         node, with run's steps written out for that one case (about 0.5 us less)."""
         op = _new(cls)
         op.saved = ()
-        edge = cls.edge(tensor) if _GradMode.enabled else None
+        edge = cls.edge(tensor) if GradMode.enabled else None
         op.inputs = (edge,)  # before forward, as in run
         out = op.forward(tensor._data)
         if type(out) is not _ndarray:
@@ -144,7 +145,7 @@ class Op(Node):
         if edge is None:
             result = cls.wrap(out)
         else:
-            op.seq = next(_sequence)
+            op.seq = next(node_numbers)
             op.retained = None
             op.shapes = (tensor._data.shape,)
             op.sources = op.kept = ()
@@ -346,3 +347,14 @@ def _source(value, arrays):
             if value is array:
                 return i
     return None
+
+
+NAMED_NODES = {}
+
+
+def node_named(node_cls, name):
+    """``node_cls`` under PyTorch's ``name`` (same backward, a subclass with no new fields)."""
+    key = (node_cls, name)
+    if key not in NAMED_NODES:
+        NAMED_NODES[key] = type(name, (node_cls,), {"__slots__": ()})
+    return NAMED_NODES[key]

@@ -4,8 +4,8 @@ Each op's forward, what it saves and its backward, in one class named like PyTor
 
 An element's derivative depends on that element alone, so every backward is the gradient
 times a slope of the same shape. Forward gets the input already as floats where the op
-needs them (``Tensor._float_data``); the callers in ``tensor_math.py``, ``math_ops.py`` and
-``extra_ops.py`` check arguments and call ``run``.
+needs them (``Tensor._float_data``); the public functions below (``floor``, ``log1p``, ...)
+and the methods in ``tensor_math.py`` check arguments and call ``run``.
 """
 
 import math
@@ -13,8 +13,13 @@ import math
 import numpy as np
 
 from . import formulas
-from .formulas import is_array
+from .formulas import cast, cos, sin, zeros_like
 from .op import Op
+from .._tensor import Tensor
+from ..tensor_rules import check_tensor
+from ..random import numpy_rng
+from ..tensor_rules import refuse_integers
+from .._tensor import wrap
 
 __all__ = ["ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
            "AbsBackward0", "SignBackward0", "SinBackward0", "CosBackward0", "TanhBackward0",
@@ -24,49 +29,6 @@ __all__ = ["ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0
            "FracBackward0", "RsqrtBackward0", "ErfBackward0", "SinhBackward0",
            "CoshBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0",
            "NanToNumBackward0", "BernoulliBackward0"]
-
-
-# ------------------------------------------------------------------ helpers for formulas
-
-def _dual(array_fn, method):
-    """A function of an array or a Tensor: ``array_fn(x)`` or ``x.method()``."""
-    def fn(x):
-        return array_fn(x) if is_array(x) else getattr(x, method)()
-    fn.__name__ = method
-    return fn
-
-
-def _sigmoid(a):
-    """1 / (1 + e^-a) for an array, computed as PyTorch does. Where e^-a overflows to inf the
-    result is exactly 0 (float32 below -88.7), which is also what PyTorch prints."""
-    with np.errstate(over="ignore"):
-        return (1 / (1 + np.exp(-a))).astype(a.dtype, copy=False)
-
-
-_erf_of_element = np.frompyfunc(math.erf, 1, 1)
-
-
-def _erf(a):
-    """erf of an array, in its dtype (numpy has none: the C library's, element by element)."""
-    return np.asarray(_erf_of_element(a)).astype(a.dtype, copy=False)
-
-
-sin, cos, tanh, sinh, cosh = (_dual(np.sin, "sin"), _dual(np.cos, "cos"), _dual(np.tanh, "tanh"),
-                              _dual(np.sinh, "sinh"), _dual(np.cosh, "cosh"))
-sigmoid = _dual(_sigmoid, "sigmoid")
-erf = _dual(_erf, "erf")
-
-
-def zeros_like(grad):
-    """A gradient of zeros: a constant (no history, as PyTorch's ``zeros_like(grad)``)."""
-    if is_array(grad):
-        return np.zeros_like(grad)
-    return Op.wrap(np.zeros_like(grad._data))
-
-
-def cast(x, dtype):
-    """``x`` in the numpy ``dtype`` (itself if it has it)."""
-    return x.astype(dtype, copy=False) if is_array(x) else x._cast(dtype)
 
 
 # ------------------------------------------------------------------ exponentials and logarithms
@@ -344,7 +306,7 @@ class SigmoidBackward0(Op):
     __slots__ = ()
 
     def forward(self, a):
-        out = _sigmoid(a)
+        out = formulas.sigmoid_of_array(a)
         self.save_for_backward(out)
         return out
 
@@ -362,7 +324,7 @@ class SinhBackward0(Op):
             return np.sinh(a)
 
     def backward(self, grad, a):
-        return grad * cosh(a)
+        return grad * formulas.cosh(a)
 
 
 class CoshBackward0(Op):
@@ -375,7 +337,7 @@ class CoshBackward0(Op):
             return np.cosh(a)
 
     def backward(self, grad, a):
-        return grad * sinh(a)
+        return grad * formulas.sinh(a)
 
 
 class AsinBackward0(Op):
@@ -422,7 +384,7 @@ class ErfBackward0(Op):
 
     def forward(self, a):
         self.save_for_backward(a)
-        return _erf(a)
+        return formulas.erf_of_array(a)
 
     def backward(self, grad, a):
         return grad * (2 / math.sqrt(math.pi)) * formulas.exp(-a * a)
@@ -452,3 +414,171 @@ class CloneBackward0(Op):
 
     def backward(self, grad):
         return grad
+
+
+# ------------------------------------------------------ functions: logarithms and exponentials
+
+def elementwise(name, input, op):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    return op.run((input,), input._float_data())
+
+
+def log10(input):
+    """The base-10 logarithm of each element (integers give float32)."""
+    return elementwise("log10", input, Log10Backward0)
+
+
+def log2(input):
+    """The base-2 logarithm of each element."""
+    return elementwise("log2", input, Log2Backward0)
+
+
+def log1p(input):
+    """``log(1 + x)``, exact for tiny x where ``(1 + x).log()`` loses x to rounding."""
+    return elementwise("log1p", input, Log1PBackward0)
+
+
+def expm1(input):
+    """``exp(x) - 1``, exact for tiny x where ``x.exp() - 1`` loses x to rounding."""
+    return elementwise("expm1", input, Expm1Backward0)
+
+
+# ------------------------------------------ functions: rounding, more elementwise, logical ops
+
+def _rounding(name, input, op, kernel):
+    check_tensor(name, input)
+    a = input._data
+    if a.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if a.dtype.kind != "f":
+        return wrap(a.copy())  # an integer is already whole
+    return op.run((input,), a)
+
+
+def floor(input):
+    """The largest whole number <= each element (integers are returned as they are)."""
+    return _rounding("floor", input, FloorBackward0, "floor_vml_cpu")
+
+
+def ceil(input):
+    """The smallest whole number >= each element."""
+    return _rounding("ceil", input, CeilBackward0, "ceil_vml_cpu")
+
+
+def trunc(input):
+    """Each element with its fraction dropped (rounded toward zero)."""
+    return _rounding("trunc", input, TruncBackward0, "trunc_vml_cpu")
+
+
+def round(input, *, decimals=0):
+    """Each element rounded to ``decimals`` places, halves to even (2.5 -> 2, 3.5 -> 4)."""
+    if decimals == 0:
+        return _rounding("round", input, RoundBackward0, "round_vml_cpu")
+    check_tensor("round", input)
+    refuse_integers("round", input._data, "round_cpu")
+    return RoundBackward1.run((input,), input._data, decimals)
+
+
+def frac(input):
+    """The fractional part ``x - trunc(x)``, with x's sign."""
+    check_tensor("frac", input)
+    refuse_integers("frac", input._data, "frac_cpu")
+    return FracBackward0.run((input,), input._data)
+
+
+def rsqrt(input):
+    """``1 / sqrt(x)``."""
+    return elementwise("rsqrt", input, RsqrtBackward0)
+
+
+def erf(input):
+    """The error function, ``2/sqrt(pi)`` times the integral of ``e^(-t^2)`` from 0 to x."""
+    return elementwise("erf", input, ErfBackward0)
+
+
+def sinh(input):
+    return elementwise("sinh", input, SinhBackward0)
+
+
+def cosh(input):
+    return elementwise("cosh", input, CoshBackward0)
+
+
+def asin(input):
+    """The inverse sine (nan outside [-1, 1])."""
+    return elementwise("asin", input, AsinBackward0)
+
+
+def acos(input):
+    """The inverse cosine (nan outside [-1, 1])."""
+    return elementwise("acos", input, AcosBackward0)
+
+
+def atan(input):
+    return elementwise("atan", input, AtanBackward0)
+
+
+def isinf(input):
+    """True where an element is +inf or -inf."""
+    check_tensor("isinf", input)
+    return wrap(np.isinf(input._data))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """nan -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest
+    and smallest finite numbers)."""
+    check_tensor("nan_to_num", input)
+    a = input._data
+    if a.dtype.kind != "f":
+        return wrap(a.copy())
+    return NanToNumBackward0.run((input,), a, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _logical(name, fn, input, other):
+    check_tensor(name, input)
+    check_tensor(name, other, "other", 2)
+    try:
+        return wrap(fn(input._data.astype(bool), other._data.astype(bool)))
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({list(input.shape)}) must match the size of "
+                           f"tensor b ({list(other.shape)}) to broadcast") from None
+
+
+def logical_and(input, other):
+    """True where both elements are nonzero."""
+    return _logical("logical_and", np.logical_and, input, other)
+
+
+def logical_or(input, other):
+    return _logical("logical_or", np.logical_or, input, other)
+
+
+def logical_xor(input, other):
+    return _logical("logical_xor", np.logical_xor, input, other)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (each element a probability in [0, 1]), else 0; the
+    result has the input's dtype."""
+    check_tensor("bernoulli", input)
+    probs = input._data
+    refuse_integers("bernoulli", probs, "bernoulli_tensor_cpu_p_")
+    if p is not None:
+        probs = np.full(probs.shape, p, probs.dtype)
+    if np.any((probs < 0) | (probs > 1)) or np.isnan(probs).any():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. "
+                           "(bernoulli needs probabilities between 0 and 1)")
+    return BernoulliBackward0.run((input,), probs, numpy_rng(generator))
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("log10", "log2", "log1p", "expm1", "floor", "ceil", "round", "trunc", "frac",
+             "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan", "isinf", "nan_to_num",
+             "logical_and", "logical_or", "logical_xor", "bernoulli",)
+METHODS = ("log10", "log2", "log1p", "expm1", "floor", "ceil", "round", "trunc", "frac",
+           "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan", "isinf", "nan_to_num",
+           "logical_and", "logical_or", "logical_xor", "bernoulli",)

@@ -16,13 +16,12 @@ The ops take inputs of shape (N, C, H, W) or (C, H, W), already checked by
 import numpy as np
 
 from . import formulas
+from .formulas import is_array
 from .convolution import add_windows, pad_zeros
 from .op import Op
 
 __all__ = ["MaxPool2DWithIndicesBackward0", "MaxPool2DWithIndicesBackwardBackward0",
            "AvgPool2DBackward0", "AvgPool2DBackwardBackward0", "AdaptiveAvgPool2DBackward0"]
-
-_is_array = formulas.is_array
 
 
 def _batch(x):
@@ -89,7 +88,7 @@ class MaxPool2DWithIndicesBackward0(Op):
 
     def backward(self, grad, which, x):
         which = _array(which)
-        if _is_array(grad):
+        if is_array(grad):
             return scatter_max(grad, which, self.geometry, self.input_shape(0))
         return MaxPool2DWithIndicesBackwardBackward0.run(
             (grad,), which=which, geometry=self.geometry, shape=self.input_shape(0))
@@ -134,7 +133,7 @@ class MaxPool2DWithIndicesBackwardBackward0(Op):
 
     def backward(self, grad, which):
         which = _array(which)
-        if _is_array(grad):
+        if is_array(grad):
             return pick(grad, which, self.geometry)
         return MaxPool2DWithIndicesBackward0.run((grad,), geometry=self.geometry, which=which)
 
@@ -188,7 +187,7 @@ class AvgPool2DBackward0(Op):
         return average(x, geometry)
 
     def backward(self, grad, x):
-        if _is_array(grad):
+        if is_array(grad):
             return spread(grad, self.geometry, self.input_shape(0))
         return AvgPool2DBackwardBackward0.run((grad,), geometry=self.geometry,
                                               shape=self.input_shape(0))
@@ -204,7 +203,7 @@ class AvgPool2DBackwardBackward0(Op):
         return spread(grad, geometry, shape)
 
     def backward(self, grad):
-        if _is_array(grad):
+        if is_array(grad):
             return average(grad, self.geometry)
         return AvgPool2DBackward0.run((grad,), geometry=self.geometry)
 

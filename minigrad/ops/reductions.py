@@ -15,6 +15,14 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .shape import cat
+from .._tensor import Tensor
+from ..tensor_rules import check_tensor
+from .. import dtypes
+from collections import namedtuple
+from .op import node_named
+from ..dtypes import scalar_name
+from .._tensor import wrap
 
 __all__ = ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "MaxBackward1",
            "MinBackward1", "AmaxBackward0", "AminBackward0", "VarBackward0", "StdBackward0",
@@ -221,7 +229,6 @@ def product_of_others(a, axis):
     running product of those before it times that of those after it. No division, so it is
     right where ``a`` holds zeros (PyTorch's way, too)."""
     if type(a) is not np.ndarray:
-        from ..tensor import cat
         n = a.shape[axis]
         ones = a.new_ones(a.shape[:axis] + (1,) + a.shape[axis + 1:])
         before = cat([ones, a.narrow(axis, 0, n - 1)], axis).cumprod(axis)
@@ -332,7 +339,6 @@ class CumprodBackward0(Op):
             return self._products_with_arrays(grad, a)
         if not (_plain(a) == 0).any():
             return _reversed_cumsum(grad * out, self.axis) / a
-        from ..tensor import cat
         axis, n = self.axis, a.shape[self.axis]
         slices = []
         for i in range(n):
@@ -405,3 +411,189 @@ class LinalgVectorNormBackward0(Op):
         else:
             scaled = a * _abs(a) ** (p - 2)
         return scaled * formulas.zero_where(at_zero, grad / norm ** (p - 1))
+
+
+# ------------------------------------------------------------------ functions
+
+def count_nonzero(input, dim=None):
+    """How many elements are not zero (along ``dim``: one count per slice), as int64."""
+    check_tensor("count_nonzero", input)
+    axes = None if dim is None else tuple(input._dims(dim))
+    return wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))
+
+
+def cumprod(input, dim, *, dtype=None):
+    """The running product along ``dim``: ``out[i] = x[0] * x[1] * ... * x[i]``. Integers
+    and bools give int64, as the running sum does."""
+    check_tensor("cumprod", input)
+    a = input._data
+    axis = input._dim(dim)
+    target = dtypes.to_numpy(dtype) if dtype is not None else (np.int64 if a.dtype.kind in "iub"
+                                                     else a.dtype)
+    return CumprodBackward0.run((input,), a.astype(target, copy=False), axis=axis)
+
+
+def _moments(name, input, dim, correction, keepdim, std):
+    check_tensor(name, input)
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes")
+    spread = input.std if std else input.var
+    kwargs = {"keepdim": keepdim, "correction": 1 if correction is None else correction}
+    if dim is None:
+        results = spread(**kwargs), input.mean()
+    else:
+        results = spread(dim, **kwargs), input.mean(dim, keepdim=keepdim)
+    for t in results:  # PyTorch records both under one node, StdMeanBackward0 / VarMeanBackward0
+        if t._grad_fn is not None:
+            t._grad_fn.__class__ = node_named(type(t._grad_fn), "StdMeanBackward0" if std
+                                            else "VarMeanBackward0")
+    return results
+
+
+def std_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
+    """``(std, mean)`` in one call (``correction=1`` by default: divides by N-1)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _moments("std_mean", input, dim, correction, keepdim, std=True)
+
+
+def var_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
+    """``(var, mean)`` in one call."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _moments("var_mean", input, dim, correction, keepdim, std=False)
+
+
+# ------------------------------------------------------------------ functions: histograms
+
+Histogram = namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _counts(x, left, right, bins, weight=None, edges=None):
+    """PyTorch's histogram kernel: elements outside [left, right] are left out; the bin is
+    found by one division in the input's dtype (checked against ``edges`` when given),
+    and the right end belongs to the last bin."""
+    keep = (x >= left) & (x <= right)
+    x = x[keep]
+    if right > left:
+        pos = ((x - left) * x.dtype.type(bins) / (right - left)).astype(np.int64)
+    else:
+        pos = np.zeros(x.shape, np.int64)
+    if edges is not None:
+        # PyTorch's local search: the last edge <= x among edges pos-1, pos and pos+1
+        first = np.maximum(pos - 1, 0)
+        end = np.minimum(pos + 2, bins + 1)
+        below = sum((first + k < end) & (edges[np.minimum(first + k, bins)] <= x)
+                    for k in range(3))
+        pos = first + below - 1
+    pos = np.minimum(pos, bins - 1)
+    w = None if weight is None else weight[keep]
+    return np.bincount(pos, weights=w, minlength=bins)[:bins]
+
+
+def histc(input, bins=100, min=0, max=0):
+    """A histogram of the elements in ``bins`` equal bins from ``min`` to ``max`` (both 0:
+    the smallest and largest element). Elements outside are left out; the result has the
+    input's dtype."""
+    x = input._data
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                  f"'{scalar_name(x.dtype)}': use a float tensor (x.float())")
+    bins = int(bins)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = x.dtype.type(min), x.dtype.type(max)
+    if low == high and x.size:
+        low, high = x.min(), x.max()
+    if low == high:
+        low, high = low - 1, high + 1
+    if low > high:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
+    values = x.reshape(-1)
+    return wrap(_counts(values, low, high, bins).astype(x.dtype))
+
+
+def _linspace(low, high, steps, dtype):
+    """PyTorch's linspace: from both ends toward the middle, in ``dtype``."""
+    low, high = dtype.type(low), dtype.type(high)
+    step = (high - low) / dtype.type(steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    return np.where(i < half, low + step * i.astype(dtype),
+                    high - step * (steps - 1 - i).astype(dtype)).astype(dtype)
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """``(hist, bin_edges)``: how many elements (or how much ``weight``) fall in each bin.
+    ``bins`` is a number of equal bins over ``range`` (default: the smallest to the largest
+    element) or a 1-D tensor of increasing edges. ``density=True`` scales the counts so
+    that they integrate to 1 over the edges."""
+    x = input._data
+    if x.dtype.kind != "f":
+        raise NotImplementedError(f'"histogramdd" not implemented for '
+                                  f"'{scalar_name(x.dtype)}': use a float tensor (x.float())")
+    values = x.reshape(-1)
+    w = None
+    if weight is not None:
+        if weight._data.dtype != x.dtype:
+            raise RuntimeError(
+                f"torch.histogramdd: if weight tensor is provided, input tensor and weight "
+                f"tensor should have the same dtype, but got input({x.dtype}), and "
+                f"weight({weight._data.dtype})")
+        w = weight._data.reshape(-1).astype(np.float64)
+    if isinstance(bins, Tensor):
+        edges = bins._data
+        if edges.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
+                               f"got {edges.ndim} dimensions in the bins tensor for dimension 0")
+        if edges.dtype != x.dtype:
+            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
+                               f"the same dtype, but got input with dtype {x.dtype} and bins "
+                               f"with dtype {edges.dtype}")
+        count = edges.size - 1
+        keep = (values >= edges[0]) & (values <= edges[-1])
+        pos = np.minimum(np.searchsorted(edges, values[keep], side="right") - 1, count - 1)
+        hist = np.bincount(pos, weights=None if w is None else w[keep], minlength=count)
+        hist = hist[:count]
+    else:
+        count = int(bins)
+        if count <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for "
+                               "dimension 0")
+        low, high = _range(values, range)
+        edges = _linspace(low, high, count + 1, x.dtype)
+        hist = _counts(values, edges[0], edges[-1], count, w, edges)
+    hist = hist.astype(x.dtype)
+    if density:
+        widths = np.diff(edges)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            hist = (hist / (hist.sum() * widths)).astype(x.dtype)
+    return Histogram(wrap(hist), wrap(np.array(edges, dtype=x.dtype)))
+
+
+def _range(values, range):
+    """The outer edges of a histogram with a number of bins, as PyTorch picks them."""
+    if range is not None:
+        low, high = (float(v) for v in range)
+        if low > high:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{low:g} max {high:g} for dimension 0")
+    elif values.size:
+        low, high = values.min(), values.max()
+    else:
+        low, high = 0.0, 1.0
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(f"torch.histogramdd: dimension 0's range [{low}, {high}] is not "
+                           "finite")
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    return low, high
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("count_nonzero", "cumprod", "histc", "histogram", "std_mean", "var_mean",)
+METHODS = ("count_nonzero", "cumprod", "histc", "histogram",)

@@ -11,6 +11,10 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .. import dtypes
+from .._tensor import Tensor, tensor_from, wrap
+from ..tensor_rules import broadcast_error
+from .op import saving_versions_of
 
 __all__ = ["MaximumBackward0", "MinimumBackward0", "ClampBackward0", "ClampBackward1",
            "ClampMinBackward0", "ClampMaxBackward0", "MaskedFillBackward0",
@@ -151,3 +155,41 @@ class WhereBackward0(Op):
         needs_a, needs_b = self.needs_input_grad
         return (formulas.keep_where(condition, grad) if needs_a else None,
                 formulas.zero_where(condition, grad) if needs_b else None)
+
+
+def pairwise(a, b, node_cls):
+    """maximum and minimum: ``b`` may be a number (then made a tensor of ``a``'s dtype)."""
+    if not isinstance(a, Tensor):
+        a = tensor_from(a)
+    x, y, t = a._operands(b)
+    if t is None:
+        y = np.asarray(y, dtype=x.dtype)
+    try:
+        return node_cls.run((a, t), x, y)
+    except ValueError:
+        raise broadcast_error(x, y, node_cls.__name__[:7].lower()) from None
+
+
+def where(condition, input=None, other=None):
+    """Elementwise choice: ``input`` where ``condition`` holds, ``other`` elsewhere.
+    ``where(condition)`` alone is ``condition.nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return tensor_from(condition).nonzero(as_tuple=True)
+    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
+    if cond.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {dtypes.from_numpy(cond.dtype)}")
+    if not isinstance(input, Tensor):
+        if isinstance(other, Tensor):  # a number and a tensor: promoted as in ``other + 1.5``
+            promoted, number, _ = other._operands(input)
+            input = wrap(np.asarray(number).astype(promoted.dtype))
+        else:
+            input = tensor_from(input)
+    x, y, t = input._operands(other)
+    if t is None:
+        y = np.asarray(y).astype(x.dtype)
+    try:
+        return saving_versions_of(WhereBackward0.run((input, t), x, y, condition=cond),
+                                  condition if isinstance(condition, Tensor) else None)
+    except ValueError:
+        raise broadcast_error(x, y, "where") from None

@@ -4,7 +4,7 @@ stack and cat. Each is one class named like PyTorch's node.
 
 Most of them are views: the output shares the input's memory (``is_view = True``): it
 shares the input's version counter, and backward through the view refuses once that
-memory was changed in place (``Op._check_versions``). Their backward is the inverse
+memory was changed in place (``Op.check_saved``). Their backward is the inverse
 rearrangement, itself a view op, so a second derivative passes through them for free.
 
 Validation (and PyTorch's error messages) stay in ``Tensor``'s methods; the ops get
@@ -15,6 +15,10 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .. import dtypes
+from .._tensor import tensor_from, wrap
+from ..tensor_rules import needs_grad
+import numbers
 
 __all__ = ["ViewBackward0", "UnsafeViewBackward0", "ClonedViewBackward0",
            "reshape_class", "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
@@ -210,3 +214,127 @@ def _empty_like(grad):
         return np.zeros(0, grad.dtype)
     return Op.wrap(np.zeros(0, grad._data.dtype))
 
+
+def _common(tensors):
+    tensors = [tensor_from(t) for t in tensors]
+    if not tensors:
+        raise RuntimeError("expected a non-empty list of Tensors")
+    common = tensors[0]._data.dtype
+    for t in tensors[1:]:
+        # stack and cat promote a 0-dim tensor like any other (no "wrapped number" rule)
+        common = dtypes.promote(np.empty(1, common), np.empty(1, t._data.dtype))
+    return tensors, [t._data.astype(common, copy=False) for t in tensors]
+
+
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dimension."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    tensors, arrays = _common(tensors)
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise RuntimeError(f"stack expects each tensor to be equal size, but got shapes "
+                           f"{[list(a.shape) for a in arrays]}")
+    n = arrays[0].ndim + 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    dim %= n
+    if not needs_grad(*tensors):
+        return wrap(np.stack(arrays, axis=dim))
+    return StackBackward0.run(tensors, *arrays, dim=dim)
+
+
+def cat(tensors, dim=0):
+    """Join tensors end to end along an existing dimension. As in PyTorch, a 1-D empty tensor
+    (shape [0], a common "nothing yet" start) is skipped whatever the others' shapes."""
+    if isinstance(tensors, (list, tuple)) and not tensors:
+        raise ValueError("cat(): expected a non-empty list of Tensors")
+    tensors, arrays = _common(tensors)
+    for i, a in enumerate(arrays):
+        if not a.ndim:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated: stack them, or unsqueeze(0) each first")
+    joined = [a for a in arrays if a.shape != (0,)]
+    # only [0]-shaped tensors: PyTorch gives one, whatever the dim
+    dim = wrap(joined[0])._dim(dim) if joined else 0
+    joined = joined or arrays
+    try:
+        if not needs_grad(*tensors):
+            return wrap(np.concatenate(joined, axis=dim))
+        sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
+                 for a in arrays]
+        return CatBackward0.run(tensors, *arrays, joined=joined, dim=dim,
+                                          sizes=sizes)
+    except ValueError:
+        raise RuntimeError(f"Sizes of tensors must match except in dimension {dim}: got shapes "
+                           f"{[list(a.shape) for a in arrays]}") from None
+
+
+# ------------------------------------------------------------------ functions
+
+def movedim(input, source, destination):
+    source = (source,) if isinstance(source, numbers.Integral) else tuple(source)
+    destination = (destination,) if isinstance(destination, numbers.Integral) \
+        else tuple(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(source)}"
+                           f" dims) should contain the same number of dims as destination "
+                           f"({list(destination)} dims)")
+    src = [input._dim(d) for d in source]
+    dst = [input._dim(d) for d in destination]
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    order = [d for d in range(input.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return input.permute(order)
+
+
+moveaxis = movedim
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Grids of coordinates: the i-th output holds ``tensors[i]``'s values along dim i
+    (``indexing='xy'`` swaps the first two dims, as numpy's and matplotlib's grids)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f"received: {indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t.ndim}D")
+    if len({t.dtype for t in tensors}) > 1:
+        raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have "
+                           "the same dtype")
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    sizes = [tensors[i].numel() for i in order]
+    grids = []
+    for k, t in enumerate(tensors):
+        shape = [1] * len(tensors)
+        shape[order.index(k)] = t.numel()
+        grids.append(t.reshape(shape).expand(*sizes))
+    return tuple(grids)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element of each vector, as rows (itertools.product)."""
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.flatten() for g in grids], dim=1)
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("movedim", "moveaxis", "meshgrid", "cartesian_prod",)
+METHODS = ("movedim", "moveaxis",)

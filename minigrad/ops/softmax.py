@@ -10,6 +10,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from ..tensor_rules import check_tensor
 
 __all__ = ["SoftmaxBackward0", "LogSoftmaxBackward0", "LogsumexpBackward0", "max_keepdim"]
 
@@ -85,3 +86,21 @@ class LogsumexpBackward0(Op):
             grad = formulas.unsqueeze(grad, self.axes)
             out = formulas.unsqueeze(out, self.axes)
         return grad * formulas.exp(a - out)
+
+
+# ------------------------------------------------------------------ functions
+
+def logsumexp(input, dim, keepdim=False):
+    """``log(sum(exp(x)))`` along ``dim``, computed stably: the largest element is taken out
+    before exp, so large inputs do not overflow (``x.exp().sum().log()`` gives inf)."""
+    check_tensor("logsumexp", input)
+    axes = tuple(input._dims(dim))
+    return LogsumexpBackward0.run((input,), input._float_data(), axes=axes,
+                                          keepdim=keepdim)
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("logsumexp",)
+METHODS = ("logsumexp",)

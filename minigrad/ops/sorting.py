@@ -10,6 +10,9 @@ import numpy as np
 from . import formulas
 from .op import Op
 from .reductions import evenly_distribute
+from ..tensor_rules import check_tensor
+from collections import namedtuple
+from .._tensor import wrap
 
 __all__ = ["SortBackward0", "SortBackward1", "TopkBackward0", "MedianBackward0",
            "MedianBackward1", "MaxBackward0", "MinBackward0", "scatter_along"]
@@ -89,3 +92,104 @@ class MedianBackward0(Op):
 
     def backward(self, grad, a, value):
         return evenly_distribute(grad, a, value)
+
+
+# ------------------------------------------------------------------ functions
+
+def _values_indices(name):
+    """A ``(values, indices)`` namedtuple printed as PyTorch's ``torch.return_types``."""
+    def __repr__(self):
+        return f"minigrad.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return type(name, (namedtuple(name, ["values", "indices"]),),
+                {"__slots__": (), "__repr__": __repr__})
+
+
+ValuesIndices = _values_indices("sort")
+
+
+_Topk = _values_indices("topk")
+
+
+_Median = _values_indices("median")
+
+
+def _sort_order(a, axis, descending):
+    """Stable order along ``axis`` (equal elements keep their order), nan last as PyTorch
+    puts it (first when descending)."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable")
+    # flip, stable-sort ascending, flip back: equal elements then keep their first-come order
+    flipped = np.flip(a, axis=axis)
+    order = np.flip(np.argsort(flipped, axis=axis, kind="stable"), axis=axis)
+    return a.shape[axis] - 1 - order
+
+
+def sort(input, dim=-1, descending=False, *, stable=None):
+    """``(values, indices)``: the elements sorted along ``dim`` and where each came from.
+    Always stable here (PyTorch's ``stable=False`` may order equal elements either way)."""
+    check_tensor("sort", input)
+    a = input._data
+    op = SortBackward0 if stable is None else SortBackward1
+    axis = input._dim(dim)
+    order = _sort_order(a, axis, descending) if a.ndim else np.zeros((), np.int64)
+    out = op.run((input,), a, indices=order, axis=axis)
+    return ValuesIndices(out, wrap(order.astype(np.int64)))
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
+    along ``dim``, largest first."""
+    check_tensor("topk", input)
+    a = input._data
+    axis = input._dim(dim)
+    size = a.shape[axis] if a.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"selected index k out of range: k={k} but the dimension has "
+                           f"{size} elements")
+    if a.ndim == 0:
+        order = np.zeros((), np.int64)
+    else:
+        order = np.take(_sort_order(a, axis, largest), np.arange(k), axis=axis)
+    out = TopkBackward0.run((input,), a, indices=order, axis=axis)
+    return _Topk(out, wrap(order.astype(np.int64)))
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median (of an even count, the smaller of the two middle elements, as
+    PyTorch; numpy's median averages them). With ``dim``: ``(values, indices)``."""
+    check_tensor("median", input)
+    a = input._data
+    if dim is None:
+        if a.size == 0 and a.dtype.kind == "f":
+            return wrap(np.array(np.nan, a.dtype))  # as PyTorch: the median of nothing
+        if a.size == 0:
+            raise IndexError("median() input tensor cannot be empty")
+        flat = np.sort(a.reshape(-1))  # nan sorts last: a nan makes the median nan
+        value = flat[-1] if a.dtype.kind == "f" and np.isnan(flat[-1]) else \
+            flat[(flat.size - 1) // 2]
+        return MedianBackward0.run((input,), a, value=np.array(value))
+    axis = input._dim(dim)
+    if a.ndim == 0:
+        order = np.zeros((), np.int64)
+        return _Median(MedianBackward1.run((input,), a, indices=order, axis=0),
+                       wrap(order))
+    order = np.argsort(a, axis=axis, kind="stable")
+    middle = np.take(order, [(a.shape[axis] - 1) // 2], axis=axis)
+    if a.dtype.kind == "f":  # a slice with a nan: its first nan, as PyTorch
+        nan = np.isnan(a)
+        middle = np.where(nan.any(axis, keepdims=True), nan.argmax(axis, keepdims=True), middle)
+    out = MedianBackward1.run((input,), a, indices=middle, axis=axis, keepdim=keepdim)
+    out_index = middle if keepdim else np.squeeze(middle, axis)
+    return _Median(out, wrap(out_index.astype(np.int64)))
+
+
+# Public functions of this module (``minigrad.<name>``), and those that are also Tensor
+# methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
+# ``minigrad.methods``.
+FUNCTIONS = ("sort", "argsort", "topk", "median",)
+METHODS = ("sort", "argsort", "topk", "median",)

@@ -9,7 +9,7 @@ weight that has had large gradients takes ever smaller steps:
 import numpy as np
 
 from ..graph import no_grad
-from ..tensor import _wrap
+from .._tensor import wrap
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad"]
@@ -43,8 +43,8 @@ class Adagrad(Optimizer):
 
     def _init_state(self, p, initial_accumulator_value):
         state = self.state[p]
-        state["step"] = _wrap(np.zeros((), dtype=np.float32))
-        state["sum"] = _wrap(np.full_like(p._data, initial_accumulator_value))
+        state["step"] = wrap(np.zeros((), dtype=np.float32))
+        state["sum"] = wrap(np.full_like(p._data, initial_accumulator_value))
 
     @no_grad()
     def step(self, closure=None):

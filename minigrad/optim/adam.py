@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..graph import no_grad
-from ..tensor import _wrap
+from .._tensor import wrap
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW"]
@@ -42,11 +42,11 @@ class Adam(Optimizer):
             for param, grad in self._params_with_grad(group):
                 state = self.state[param]
                 if not state:
-                    state["step"] = _wrap(np.zeros((), dtype=np.float32))
-                    state["exp_avg"] = _wrap(np.zeros_like(param._data))
-                    state["exp_avg_sq"] = _wrap(np.zeros_like(param._data))
+                    state["step"] = wrap(np.zeros((), dtype=np.float32))
+                    state["exp_avg"] = wrap(np.zeros_like(param._data))
+                    state["exp_avg_sq"] = wrap(np.zeros_like(param._data))
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = _wrap(np.zeros_like(param._data))
+                        state["max_exp_avg_sq"] = wrap(np.zeros_like(param._data))
                 step_t, exp_avg, exp_avg_sq = state["step"], state["exp_avg"], state["exp_avg_sq"]
                 step_t += 1
                 if weight_decay != 0:

@@ -8,7 +8,7 @@ from copy import deepcopy
 import numpy as np
 
 from ..graph import enable_grad
-from ..tensor import Tensor, _wrap
+from .._tensor import Tensor, wrap
 
 __all__ = ["Optimizer"]
 
@@ -131,7 +131,7 @@ class Optimizer:
         new_state = defaultdict(dict)
         for i, s in state_dict["state"].items():
             p = by_index[int(i)]
-            new_state[p] = {k: (_wrap(np.array(v._data, dtype=p._data.dtype))
+            new_state[p] = {k: (wrap(np.array(v._data, dtype=p._data.dtype))
                                 if isinstance(v, Tensor) and v.shape == p.shape else deepcopy(v))
                             for k, v in s.items()}
         self.state = new_state

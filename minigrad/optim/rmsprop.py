@@ -10,7 +10,7 @@ square of a running average of the gradient (``grad_avg``) to estimate its varia
 import numpy as np
 
 from ..graph import no_grad
-from ..tensor import _wrap
+from .._tensor import wrap
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop"]
@@ -47,12 +47,12 @@ class RMSprop(Optimizer):
             for param, grad in self._params_with_grad(group):
                 state = self.state[param]
                 if not state:
-                    state["step"] = _wrap(np.zeros((), dtype=np.float32))
-                    state["square_avg"] = _wrap(np.zeros_like(param._data))
+                    state["step"] = wrap(np.zeros((), dtype=np.float32))
+                    state["square_avg"] = wrap(np.zeros_like(param._data))
                     if momentum > 0:
-                        state["momentum_buffer"] = _wrap(np.zeros_like(param._data))
+                        state["momentum_buffer"] = wrap(np.zeros_like(param._data))
                     if group["centered"]:
-                        state["grad_avg"] = _wrap(np.zeros_like(param._data))
+                        state["grad_avg"] = wrap(np.zeros_like(param._data))
                 state["step"] += 1
                 if weight_decay != 0:
                     grad = grad.add(param, alpha=weight_decay)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import graph
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["BackwardStep", "backward_steps", "accumulation_states", "training_run",
            "tangent_at", "REGRESSION_X", "REGRESSION_Y"]

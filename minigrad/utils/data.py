@@ -15,7 +15,8 @@ import numpy as np
 
 from ..creation import randint, randperm
 from ..random import Generator
-from ..tensor import Tensor, _wrap, stack
+from .._tensor import Tensor, wrap
+from ..ops.shape import stack
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader",
            "random_split", "default_collate", "default_convert", "Sampler",
@@ -110,10 +111,10 @@ def default_collate(samples):
     if isinstance(first, Tensor):
         return stack(samples)
     if isinstance(first, np.ndarray):
-        return _wrap(np.stack(samples))
+        return wrap(np.stack(samples))
     if isinstance(first, bool) or isinstance(first, numbers.Number):
         dtype = np.float64 if isinstance(first, float) else None
-        return _wrap(np.array(samples, dtype=dtype))
+        return wrap(np.array(samples, dtype=dtype))
     if isinstance(first, dict):
         return {key: default_collate([s[key] for s in samples]) for key in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # a namedtuple keeps its type
@@ -128,9 +129,9 @@ def default_convert(data):
     ``default_convert``): numpy arrays and numbers become tensors, containers are converted
     item by item (a tuple becomes a list, as in PyTorch), anything else is left alone."""
     if isinstance(data, np.ndarray) and data.dtype.kind in "biuf":
-        return _wrap(data)
+        return wrap(data)
     if isinstance(data, np.generic) and data.dtype.kind in "biuf":
-        return _wrap(np.asarray(data))
+        return wrap(np.asarray(data))
     if isinstance(data, dict):
         return {key: default_convert(value) for key, value in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):
@@ -324,7 +325,7 @@ class DataLoader:
         for indices in self.batch_sampler:
             if fast:  # one fancy index per tensor instead of stacking sample by sample
                 rows = np.asarray(indices)
-                yield tuple(_wrap(t._data[rows]) for t in self.dataset.tensors)
+                yield tuple(wrap(t._data[rows]) for t in self.dataset.tensors)
             else:
                 yield self.collate_fn([self.dataset[i] for i in indices])
 

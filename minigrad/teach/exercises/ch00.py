@@ -7,7 +7,7 @@ returns a ``CheckResult`` (it prints ✓ or ✗ with a hint and never raises).
 from ... import creation, nn, optim
 from ...graph import no_grad
 from ...random import default_generator
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..checks import CheckResult, check, not_a_function
 from ..checks import no_answer as _no_answer
 

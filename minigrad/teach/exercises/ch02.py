@@ -28,7 +28,7 @@ import numpy as np
 from ... import autograd, creation, dtypes, functions
 from ...graph import no_grad
 from ...ops import Op, arithmetic
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..build import Mismatch, Piece, register, same_dtype, where
 from ..build import show as _show
 from ..checks import CheckResult, keeps_random_state

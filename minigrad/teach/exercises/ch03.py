@@ -16,7 +16,7 @@ from ...autograd import Function, gradcheck
 from ...autograd import grad as _autograd_grad
 from ...creation import tensor
 from ...dtypes import float32, float64
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype, use, where
 from ..build import show as _show
 from ..checks import CheckResult, check

@@ -17,7 +17,7 @@ import numpy as np
 from ... import creation
 from ...creation import tensor
 from ...dtypes import float32, float64
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ...graph import AccumulateGrad
 from ..build import Mismatch, Piece, borrowed, register, same_dtype
 from ..build import show as _show

@@ -22,7 +22,7 @@ from ...nn import functional as F
 from ...graph import no_grad
 from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Linear is now
 from ...random import manual_seed
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..build import Mismatch, Piece, register, same_dtype
 from ..build import attempt as _attempt
 from ..checks import CheckResult, check

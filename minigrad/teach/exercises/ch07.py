@@ -22,7 +22,7 @@ from ... import creation, functions, nn
 from ...nn import functional as F
 from ...ops import softmax as softmax_ops
 from ...ops.op import Op
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import MISSING, check
 from ..checks import all_parts as _together

@@ -18,7 +18,7 @@ from ...creation import from_numpy, tensor
 from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...optim import sgd as _sgd_module
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..build import Mismatch, Piece, not_defined_here, own_out_of_reach, register, same_dtype, where
 from ..build import show as _show
 from ..checks import CheckResult, check, not_a_function

@@ -21,7 +21,7 @@ from ...creation import randn, tensor, zeros
 from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...random import Generator
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ...utils.data import DataLoader, TensorDataset
 from ..build import Mismatch, Piece, register, same_dtype
 from ..checks import CheckResult, check, not_a_function

@@ -26,7 +26,7 @@ from ...graph import no_grad
 from ...nn import activations_more, functional
 from ...ops import activations as activation_ops
 from ...ops import losses as loss_ops
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from ..build import Mismatch, Piece, register, same_dtype
 from ..build import attempt as _attempt
 from ..checks import CheckResult, check

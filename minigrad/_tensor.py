@@ -1,14 +1,15 @@
 """``Tensor``: a numpy array that remembers the operations that made it (chapters 2 and 5).
 
 Every op computes its result with numpy. When grad mode is on and an input requires grad,
-it also attaches a node from ``derivatives`` that knows the inputs' nodes and how to send a
-gradient back to them. ``backward()`` hands the graph to the engine in ``graph``.
+it also attaches a node (an ``Op`` of ``ops/``) that knows the inputs' nodes and how to
+send a gradient back to them. ``backward()`` hands the graph to the engine in ``graph``.
 
-This module holds what a tensor is: its storage, its autograd attributes, its properties
-and conversions. The methods that compute live in mixin classes, one module per kind:
-``tensor_arithmetic`` (operators), ``tensor_math`` (elementwise functions, reductions),
-``tensor_shape``, ``tensor_indexing`` and ``tensor_inplace``; ``tensor_functions`` has
-``matmul``, ``stack``, ``cat`` and ``where``, ``tensor_backward`` the way into the engine.
+This module holds what a tensor *is*: its storage, its autograd attributes, its properties
+and conversions to Python, ``wrap`` (the fast constructor every op makes its result with)
+and ``tensor_from``/``as_array`` (PyTorch's dtype rules for data). It imports no op, so
+that every op can build on it (PyTorch's ``torch/_tensor.py`` has the same name and job).
+The methods that compute (``x * y``, ``x.exp()``, ``x.backward()``) are written next to what
+they run and attached once by ``minigrad.methods``.
 """
 
 import numbers
@@ -18,38 +19,15 @@ import weakref
 import numpy as np
 
 from . import dtypes, printing
-from .ops.op import Op
-from .ops import pointwise
-from .ops.softmax import max_keepdim as _max_keepdim  # noqa: F401 (nn's cross-entropy)
-from . import graph as _graph
-from .graph import AccumulateGrad, VersionCounter, backward as _engine_backward
-from . import (tensor_arithmetic, tensor_backward, tensor_functions, tensor_indexing,
-               tensor_inplace, tensor_math, tensor_rules, tensor_shape)
-from .tensor_arithmetic import ArithmeticMethods
-from .tensor_backward import _run_backward
-from .tensor_device import CPU, Size, check_device
-from .tensor_indexing import IndexingMethods
-from .tensor_inplace import InPlaceMethods
-from .tensor_math import MathMethods, _with_numpy_names
-from .tensor_shape import ShapeMethods
-# Not used here, imported from here by other modules, tests and notebooks:
-from .tensor_device import device  # noqa: F401
-from .tensor_functions import as_array, cat, matmul, stack, tensor_from, where  # noqa: F401
-from .tensor_rules import _broadcast_error, _needs_grad  # noqa: F401
-from .tensor_shape import _shape_args  # noqa: F401
+from . import graph
+from .graph import VersionCounter, gradient_node
+from .tensor_device import CPU, Size
 
 _new = object.__new__
 _ndarray = np.ndarray
 
 
-# PyTorch's old names for tensors of each dtype, as t.type() prints them.
-_LEGACY_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor",
-                      "float16": "HalfTensor", "int64": "LongTensor", "int32": "IntTensor",
-                      "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor",
-                      "bool": "BoolTensor"}
-
-
-def _wrap(data, grad_fn=None):
+def wrap(data, grad_fn=None):
     """A new Tensor around ``data`` (an ndarray), without copying: the fast constructor.
 
     Every tensor's storage is an ndarray, a 0-dim one for a single number: numpy gives a
@@ -70,27 +48,80 @@ def _wrap(data, grad_fn=None):
     return t
 
 
-def gradient_node(t):
-    """The node that receives ``t``'s gradient: its grad_fn, its AccumulateGrad, or None
-    (an op's edge to this input: what ``next_functions`` shows)."""
-    fn = t._grad_fn
-    if fn is not None:
-        return fn
-    if not t._requires_grad:
-        return None
-    if t._accumulator is None:
-        t._accumulator = AccumulateGrad(t)  # made on first use, then reused by every graph
-    return t._accumulator
+def tensor_from(value):
+    """A Tensor for ``value`` (a Tensor is returned as is), inferring the dtype as PyTorch."""
+    if isinstance(value, Tensor):
+        return value
+    return wrap(as_array(value))
 
 
-_edge = gradient_node  # the short name the ops use
+def as_array(data, dtype=None):
+    """``data`` as a fresh numpy array with PyTorch's dtype rules: Python floats -> float32,
+    ints -> int64, bools -> bool; numpy arrays keep their dtype. A tensor inside a list is
+    one number, as in PyTorch (``[t.sum(), t.mean()]``); a bigger one raises ValueError."""
+    if isinstance(data, Tensor):
+        arr = data._data.copy()
+    elif isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        arr = np.array([_element(x) for x in data], dtype=_list_dtype(_flat(data)))
+    else:
+        from_numpy = isinstance(data, (np.ndarray, np.generic))
+        arr = np.array(data)
+        if arr.dtype == object:
+            raise TypeError(f"could not make a tensor from {type(data).__name__}: "
+                            "nested lists must be rectangular and hold numbers only")
+        if not from_numpy and arr.dtype == np.float64 and dtype is None:
+            arr = arr.astype(dtypes.DEFAULT_FLOAT)
+        if arr.dtype.kind in "US":
+            raise TypeError("new(): invalid data type 'str'")
+    if dtype is not None:
+        arr = arr.astype(dtypes.to_numpy(dtype), copy=False)
+    dtypes.from_numpy(arr.dtype)  # refuse dtypes minigrad does not have
+    return arr
 
 
-_sigmoid = pointwise._sigmoid  # (of an array: the losses use it too)
+def _element(x):
+    """An element of a list given to ``tensor``: a tensor there must hold one number."""
+    if isinstance(x, Tensor):
+        if x._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars "
+                             f"(a tensor of shape {list(x.shape)} inside a list): use "
+                             "mg.stack(list_of_tensors) to stack tensors")
+        return x._data.reshape(())
+    return as_array(x) if isinstance(x, (list, tuple)) else x
 
 
-class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
-             InPlaceMethods):
+def _list_dtype(leaves):
+    """PyTorch's dtype for a list that holds tensors: the widest float among its numbers (a
+    Python float counts as the default float32, not numpy's float64), else the widest
+    integer, else bool; None (numpy decides) for anything else."""
+    found = []
+    for x in leaves:
+        if isinstance(x, (Tensor, np.ndarray, np.generic)):
+            found.append((x._data if isinstance(x, Tensor) else np.asarray(x)).dtype)
+        elif isinstance(x, bool):
+            found.append(np.dtype(np.bool_))
+        elif isinstance(x, int):
+            found.append(np.dtype(np.int64))
+        elif isinstance(x, float):
+            found.append(np.dtype(dtypes.DEFAULT_FLOAT))
+        else:
+            return None
+    for kind in "fiub":
+        same = [d for d in found if d.kind == kind]
+        if same:
+            return max(same, key=lambda d: d.itemsize)
+    return None
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+class Tensor:
     """An n-dimensional array of numbers that can record how it was computed.
 
     Create tensors with ``minigrad.tensor(data, requires_grad=...)`` or ``zeros``, ``randn``,
@@ -237,7 +268,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
 
         def on_gradient(grad):
             recorded = type(grad) is Tensor  # under create_graph=True
-            result = hook(grad if recorded else _wrap(grad))
+            result = hook(grad if recorded else wrap(grad))
             if result is None:
                 return grad
             if not isinstance(result, Tensor):
@@ -248,7 +279,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
                                    f"the size of value: expected {list(shape)}, got "
                                    f"{list(result.shape)}")
             return result if recorded else result._data
-        return _graph.add_gradient_hook(gradient_node(self), on_gradient)
+        return graph.add_gradient_hook(gradient_node(self), on_gradient)
 
     def accumulate_grad(self, grad, owned=False):
         """``self.grad += grad``: how the engine hands a tensor its gradient (``AccumulateGrad``
@@ -264,7 +295,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
         if self._grad is None:  # the first gradient becomes .grad
-            self._grad = _wrap(self._new_grad(grad, owned))
+            self._grad = wrap(self._new_grad(grad, owned))
         elif self._grad.shape == grad.shape:  # every later one is added to it, in place
             self._grad._data += grad
         else:
@@ -287,7 +318,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
         if grad.dtype != self.dtype:
             grad = grad.to(self.dtype)
         if self._grad is None:
-            self._grad = _wrap(np.empty_like(self._data, order="C")).copy_(grad)
+            self._grad = wrap(np.empty_like(self._data, order="C")).copy_(grad)
         elif self._grad.shape == grad.shape:
             self._grad = self._grad + grad
         else:
@@ -310,23 +341,9 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
             "or after .grad was made. Run the forward pass again, and set .grad = None "
             "when the shape changes.")
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Compute the gradient of this tensor with respect to every leaf that requires grad
-        and add it into each leaf's ``.grad`` (only into ``inputs``' when given). The graph
-        is freed afterwards unless ``retain_graph=True`` (which defaults to
-        ``create_graph``). The same as ``minigrad.autograd.backward(self, gradient, ...)``."""
-        if (gradient is None and inputs is None and not create_graph
-                and self._grad_fn is not None and self._data.size == 1):
-            # Speed: ``loss.backward()``, the call of every training step, needs none of the
-            # general checks (about 3 us a step)
-            seed = np.ones(self._data.shape, self._data.dtype)
-            _engine_backward([self._grad_fn], [seed], retain_graph=bool(retain_graph))
-            return
-        _run_backward((self,), gradient, retain_graph, create_graph, inputs)
-
     def detach(self):
         """The same numbers (same memory, same version counter), cut off from the graph."""
-        out = _wrap(self._data)
+        out = wrap(self._data)
         out._version_counter = self._counter()
         return out
 
@@ -339,7 +356,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
     def data(self):
         """A tensor sharing this one's memory, outside the graph (PyTorch's ``.data``). It has
         a version counter of its own: changing it in place is not seen by the graph."""
-        return _wrap(self._data)
+        return wrap(self._data)
 
     @data.setter
     def data(self, value):
@@ -500,7 +517,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
         t._data = self._data.copy()
         t._grad_fn = None
         t._requires_grad = self._requires_grad
-        t._grad = None if self._grad is None else _wrap(self._grad._data.copy())
+        t._grad = None if self._grad is None else wrap(self._grad._data.copy())
         t._accumulator = None
         t._version_counter = None
         memo[id(self)] = t
@@ -510,94 +527,7 @@ class Tensor(ArithmeticMethods, MathMethods, ShapeMethods, IndexingMethods,
         raise TypeError("minigrad tensors are not pickled: save them with minigrad.save(), "
                         "which writes a plain .npz file")
 
-    # ----------------------------------------------------------------- dtype and device
-
-    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
-           memory_format=None):
-        """``.to("cpu")``, ``.to(minigrad.float64)`` or both; a new tensor only if needed.
-        (``non_blocking`` and ``memory_format`` are accepted and change nothing here.)"""
-        for a in args:
-            if isinstance(a, Tensor):  # first: ``a in (...)`` would compare a tensor
-                dtype = a.dtype
-            elif isinstance(a, dtypes.dtype) or a in (float, int, bool):
-                dtype = a
-            else:
-                check_device(a)
-        check_device(device)
-        result = self if dtype is None else self._cast(dtypes.to_numpy(dtype))
-        return result.clone() if copy and result is self else result
-
-    def cpu(self):
-        return self
-
-    def cuda(self, *args, **kwargs):
-        check_device("cuda")
-
-    def type(self, dtype=None):
-        if dtype is None:
-            return f"minigrad.{_LEGACY_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
-        return self.to(dtype)
-
-    def float(self):
-        return self._cast(np.float32)
-
-    def double(self):
-        return self._cast(np.float64)
-
-    def half(self):
-        return self._cast(np.float16)
-
-    def long(self):
-        return self._cast(np.int64)
-
-    def int(self):
-        return self._cast(np.int32)
-
-    def bool(self):
-        return self._cast(np.bool_)
-
-    def _cast(self, numpy_dtype):
-        numpy_dtype = np.dtype(numpy_dtype)
-        if self._data.dtype == numpy_dtype:
-            return self
-        if numpy_dtype.kind == "f":
-            return pointwise.ToCopyBackward0.run((self,), self._data, numpy_dtype)
-        return _wrap(self._data.astype(numpy_dtype))
-
     def _set_grad_fn(self, node):
         self._grad_fn = node
         self._requires_grad = True
         return self
-
-
-for _name in ("sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-              "all", "any", "softmax", "log_softmax", "prod", "cumsum", "gather"):
-    setattr(Tensor, _name, _with_numpy_names(getattr(Tensor, _name)))
-del _name
-
-
-Op.wrap = staticmethod(_wrap)  # the ops make their results through these two
-Op.edge = staticmethod(_edge)
-_graph.gradient_node = gradient_node  # graph.get_gradient_edge (the engine knows no Tensor)
-
-# The method modules were imported before Tensor existed: each declares the names it needs
-# from here as None, and gets them now (as Op gets _wrap above), so a method looks them up
-# as plain globals.
-_METHOD_MODULES = (tensor_arithmetic, tensor_backward, tensor_functions, tensor_indexing,
-                   tensor_inplace, tensor_math, tensor_rules, tensor_shape)
-
-
-def _hand_over(**names):
-    for module in _METHOD_MODULES:
-        for name, value in names.items():
-            if hasattr(module, name):
-                setattr(module, name, value)
-
-
-_hand_over(Tensor=Tensor, _wrap=_wrap, _edge=_edge)
-
-from . import extra_ops as _extra  # noqa: E402  (its ops build on Tensor; mixins delegate)
-from . import shape_ops as _shape  # noqa: E402  (as extra_ops)
-from . import math_ops as _math  # noqa: E402  (the same, for math_ops.py)
-
-_hand_over(_extra=_extra, _shape=_shape, _math=_math)
