@@ -18,10 +18,11 @@ from .ops.diagonals import diag, diagonal, trace, tril, triu
 from .ops.indexing import (flip, index_select, masked_select, narrow, repeat_interleave, roll,
                            select, take, tile, unbind)
 from .ops.linalg import addmm, bmm, dot, einsum, matmul
-from .ops.pointwise import (acos, asin, atan, bernoulli, ceil, cosh, erf, expm1, floor, frac,
-                            isinf, log1p, log2, log10, logical_and, logical_or, logical_xor,
-                            nan_to_num, round, rsqrt, sinh, trunc)
-from .ops.reductions import count_nonzero, cumprod, histc, histogram, std_mean, var_mean
+from .ops.pointwise import acos, asin, atan, cosh, erf, expm1, log1p, log2, log10, rsqrt, sinh
+from .ops.rounding import (bernoulli, ceil, floor, frac, isinf, logical_and, logical_or,
+                           logical_xor, nan_to_num, round, trunc)
+from .ops.histograms import histc, histogram
+from .ops.reductions import count_nonzero, cumprod, std_mean, var_mean
 from .ops.scatter import index_add, index_fill, scatter, scatter_add
 from .ops.selection import where
 from .ops.shape import cartesian_prod, cat, meshgrid, moveaxis, movedim, stack

@@ -527,6 +527,13 @@ class Tensor:
         raise TypeError("minigrad tensors are not pickled: save them with minigrad.save(), "
                         "which writes a plain .npz file")
 
+    def _float_data(self):
+        """The values as floats: integer tensors become float32 (exp, log, ... of ints)."""
+        a = self._data
+        if a.dtype.kind != "f":
+            return a.astype(dtypes.DEFAULT_FLOAT)
+        return a
+
     def _set_grad_fn(self, node):
         self._grad_fn = node
         self._requires_grad = True

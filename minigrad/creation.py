@@ -254,7 +254,7 @@ def _without_replacement(rows, num_samples, rng):
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
 FUNCTIONS = ("multinomial",)
-METHODS = ("multinomial", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor")
+METHODS = ("multinomial", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor",)
 
 
 # ------------------------------------------------------------------ new tensors like another

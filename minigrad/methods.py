@@ -44,7 +44,7 @@ def install(target, method_classes):
             if name in vars(target):
                 raise TypeError(f"{target.__name__}.{name} is defined twice: in "
                                 f"{methods.__name__} and before it")
-            if callable(value) and hasattr(value, "__qualname__"):
+            if callable(value) and getattr(value, "__name__", None) == name:  # (not an alias)
                 # (what tracebacks and teach.show_source print: the method as it is called)
                 value.__qualname__ = f"{target.__name__}.{name}"
             setattr(target, name, value)

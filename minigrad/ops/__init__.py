@@ -15,12 +15,15 @@ attaches them). The families:
 * ``arithmetic.py``: ``+ - * /``, powers and the other operators (``//``, ``%``, ``fmod``,
   ``atan2``, ``lerp``, ``addcmul``, ``addcdiv``);
 * ``pointwise.py``: math functions of one tensor, element by element (``exp``, ``log``,
-  ``sin``, ``tanh``, ``sigmoid``, rounding, ``abs``, dtype casts, ``clone``, ...);
+  ``sin``, ``tanh``, ``sigmoid``, ``abs``, ``logit``, dtype casts, ``clone``, ...);
+* ``rounding.py``: ``floor``, ``ceil``, ``round``, ``trunc``, ``frac``, ``nan_to_num``, the
+  logical ops, ``bernoulli``: gradients of zeros or steps;
 * ``activations.py``: ``relu``, ``leaky_relu``, ``gelu`` and the other activation functions;
 * ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
   ``clamp``, ``masked_fill``, ``where``;
 * ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer,
-  ``cumprod``, ``std_mean``, histograms;
+  ``cumprod``, ``std_mean``;
+* ``histograms.py``: ``histc``, ``histogram`` (counting: no gradient);
 * ``softmax.py``: ``softmax``, ``log_softmax``, ``logsumexp``;
 * ``sorting.py``: ops that pick elements by position: ``sort``, ``topk``, ``median``,
   ``max``/``min`` along a dim;
@@ -38,10 +41,13 @@ attaches them). The families:
 * ``embedding.py``: ``F.embedding``;
 * ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...).
 
-The ops of the course's core (``+``, ``exp``, ``sum``, ``reshape``, ``x[key]``, in-place
-ops) are still called from Tensor methods written in ``tensor_arithmetic.py``,
-``tensor_math.py``, ``tensor_shape.py``, ``tensor_indexing.py`` and ``tensor_inplace.py``,
-where the hot paths are tuned; new ops go into their family as above.
+Four kinds of Tensor method are written as methods, in classes that ``minigrad.methods``
+copies onto ``Tensor``: the operators (``x + y``, ``x @ w``, comparisons:
+``tensor_arithmetic.py``, where the hot paths of every training step are tuned), shapes
+and views (``reshape``, ``view``, ``permute``, ...: ``tensor_shape.py``), ``x[key]`` and
+``x[key] = v`` (``tensor_indexing.py``) and the in-place methods (``tensor_inplace.py``).
+Each is one call to its class here. Every other op, and every new one, is a function in
+its family as above.
 
 How to add an op
 ----------------
@@ -74,12 +80,12 @@ it has a second derivative; the registry checks it against PyTorch. CONTRIBUTING
 the whole recipe.
 """
 
-from . import (arithmetic, diagonals, indexing, linalg, pointwise, reductions, scatter, shape,
-               softmax, sorting)
+from . import (activations, arithmetic, diagonals, histograms, indexing, linalg, pointwise,
+               reductions, rounding, scatter, selection, shape, softmax, sorting)
 from .op import Op
 
 __all__ = ["Op", "FAMILIES"]
 
 # The families whose public functions are declared at their end (``FUNCTIONS``, ``METHODS``).
-FAMILIES = (arithmetic, diagonals, indexing, linalg, pointwise, reductions, scatter, shape,
-            softmax, sorting)
+FAMILIES = (activations, arithmetic, diagonals, histograms, indexing, linalg, pointwise,
+            reductions, rounding, scatter, selection, shape, softmax, sorting)

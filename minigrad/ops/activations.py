@@ -272,3 +272,18 @@ class HardtanhBackwardBackward0(Op):
 
     def backward(self, grad, a):
         return _hardtanh_backward(grad, a, self.low, self.high), zeros_like(grad)
+
+
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def relu(input):
+    a = input._data
+    if a.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return ReluBackward0.run((input,), a)
+
+
+# Functions of this module that are also Tensor methods with the tensor first
+# (``x.<name>(...)`` is ``<name>(x, ...)``): installed by ``minigrad.methods``.
+FUNCTIONS = ()
+METHODS = ("relu",)

@@ -477,8 +477,20 @@ def lerp(input, end, weight):
     return LerpBackward0.run((input, end), start, stop, weight=float(weight))
 
 
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def addcmul(input, tensor1, tensor2, value=1):
+    """``input + value * tensor1 * tensor2``, broadcast (Adam's update, in place)."""
+    return run_addc(input, tensor1, tensor2, value, AddcmulBackward0)
+
+
+def addcdiv(input, tensor1, tensor2, value=1):
+    """``input + value * tensor1 / tensor2``, broadcast (Adam's update, in place)."""
+    return run_addc(input, tensor1, tensor2, value, AddcdivBackward0)
+
+
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
 FUNCTIONS = ("atan2", "fmod", "lerp",)
-METHODS = ("atan2", "fmod", "lerp",)
+METHODS = ("addcmul", "addcdiv", "atan2", "fmod", "lerp",)

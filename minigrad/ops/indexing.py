@@ -529,7 +529,7 @@ def narrow(input, dim, start, length):
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
-FUNCTIONS = ("index_select", "masked_select", "roll", "take", "repeat_interleave",
-             "select", "unbind", "narrow", "flip", "tile",)
+FUNCTIONS = ("index_select", "masked_select", "roll", "take", "repeat_interleave", "select",
+             "unbind", "narrow", "flip", "tile",)
 METHODS = ("repeat", "index_select", "masked_select", "roll", "take", "repeat_interleave",
            "select", "unbind", "narrow",)

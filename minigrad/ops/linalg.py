@@ -387,8 +387,14 @@ def bmm(input, mat2):
     return BmmBackward0.run((input, mat2), a, b)
 
 
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def outer(input, vec2):
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
 FUNCTIONS = ("addmm", "dot", "bmm", "einsum",)
-METHODS = ("addmm", "dot", "bmm",)
+METHODS = ("outer", "addmm", "dot", "bmm",)

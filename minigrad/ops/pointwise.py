@@ -13,22 +13,16 @@ import math
 import numpy as np
 
 from . import formulas
-from .formulas import cast, cos, sin, zeros_like
+from .formulas import cast, zeros_like
 from .op import Op
 from .._tensor import Tensor
-from ..tensor_rules import check_tensor
-from ..random import numpy_rng
-from ..tensor_rules import refuse_integers
-from .._tensor import wrap
 
 __all__ = ["ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
            "AbsBackward0", "SignBackward0", "SinBackward0", "CosBackward0", "TanhBackward0",
            "SigmoidBackward0", "ToCopyBackward0", "CloneBackward0", "Log10Backward0",
-           "Log2Backward0", "Log1PBackward0", "Expm1Backward0", "FloorBackward0",
-           "CeilBackward0", "RoundBackward0", "RoundBackward1", "TruncBackward0",
-           "FracBackward0", "RsqrtBackward0", "ErfBackward0", "SinhBackward0",
-           "CoshBackward0", "AsinBackward0", "AcosBackward0", "AtanBackward0",
-           "NanToNumBackward0", "BernoulliBackward0"]
+           "Log2Backward0", "Log1PBackward0", "Expm1Backward0", "RsqrtBackward0",
+           "ErfBackward0", "SinhBackward0", "CoshBackward0", "AsinBackward0", "AcosBackward0",
+           "AtanBackward0"]
 
 
 # ------------------------------------------------------------------ exponentials and logarithms
@@ -171,7 +165,7 @@ class AbsBackward0(Op):
         return grad * formulas.sign(a)
 
 
-class _ZeroGrad(Op):
+class ZeroGradient(Op):
     """Flat wherever it has a slope at all (rounding, sign, a random draw): gradient 0, a
     constant, as in PyTorch."""
     __slots__ = ()
@@ -180,86 +174,12 @@ class _ZeroGrad(Op):
         return zeros_like(grad)
 
 
-class SignBackward0(_ZeroGrad):
+class SignBackward0(ZeroGradient):
     """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
     __slots__ = ()
 
     def forward(self, a):
         return a.copy() if a.dtype == np.bool_ else formulas.sign(a)
-
-
-class FloorBackward0(_ZeroGrad):
-    """The largest whole number <= a."""
-    __slots__ = ()
-
-    def forward(self, a):
-        return np.floor(a)
-
-
-class CeilBackward0(_ZeroGrad):
-    """The smallest whole number >= a."""
-    __slots__ = ()
-
-    def forward(self, a):
-        return np.ceil(a)
-
-
-class RoundBackward0(_ZeroGrad):
-    """Halves to even (2.5 -> 2, 3.5 -> 4)."""
-    __slots__ = ()
-
-    def forward(self, a):
-        return np.round(a)
-
-
-class RoundBackward1(_ZeroGrad):
-    """round with ``decimals`` (PyTorch's other overload)."""
-    __slots__ = ()
-
-    def forward(self, a, decimals):
-        return np.round(a, decimals)
-
-
-class TruncBackward0(_ZeroGrad):
-    """a with its fraction dropped (rounded toward zero)."""
-    __slots__ = ()
-
-    def forward(self, a):
-        return np.trunc(a)
-
-
-class BernoulliBackward0(_ZeroGrad):
-    """1 with probability p (each element of ``probs``), else 0: a draw does not change
-    smoothly with its probability."""
-    __slots__ = ()
-
-    def forward(self, probs, rng):
-        return (rng.random(probs.shape) < probs).astype(probs.dtype)
-
-
-class FracBackward0(Op):
-    """frac(a) = a - trunc(a): slope 1."""
-    __slots__ = ()
-
-    def forward(self, a):
-        with np.errstate(invalid="ignore"):  # inf - inf: nan, as PyTorch
-            return a - np.trunc(a)
-
-    def backward(self, grad):
-        return grad
-
-
-class NanToNumBackward0(Op):
-    """nan, inf and -inf replaced by numbers: the gradient passes where the element was
-    finite. As PyTorch, ``grad * isfinite(a)``."""
-    __slots__ = ()
-
-    def forward(self, a, nan=0.0, posinf=None, neginf=None):
-        self.save_for_backward(np.isfinite(a))
-        return np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
-
-    def backward(self, grad, finite):
-        return grad * finite
 
 
 # ------------------------------------------------------------------ trigonometric and hyperbolic
@@ -273,7 +193,7 @@ class SinBackward0(Op):
         return np.sin(a)
 
     def backward(self, grad, a):
-        return grad * cos(a)
+        return grad * formulas.cos(a)
 
 
 class CosBackward0(Op):
@@ -285,7 +205,7 @@ class CosBackward0(Op):
         return np.cos(a)
 
     def backward(self, grad, a):
-        return -grad * sin(a)
+        return -grad * formulas.sin(a)
 
 
 class TanhBackward0(Op):
@@ -447,46 +367,6 @@ def expm1(input):
 
 # ------------------------------------------ functions: rounding, more elementwise, logical ops
 
-def _rounding(name, input, op, kernel):
-    check_tensor(name, input)
-    a = input._data
-    if a.dtype == np.bool_:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-    if a.dtype.kind != "f":
-        return wrap(a.copy())  # an integer is already whole
-    return op.run((input,), a)
-
-
-def floor(input):
-    """The largest whole number <= each element (integers are returned as they are)."""
-    return _rounding("floor", input, FloorBackward0, "floor_vml_cpu")
-
-
-def ceil(input):
-    """The smallest whole number >= each element."""
-    return _rounding("ceil", input, CeilBackward0, "ceil_vml_cpu")
-
-
-def trunc(input):
-    """Each element with its fraction dropped (rounded toward zero)."""
-    return _rounding("trunc", input, TruncBackward0, "trunc_vml_cpu")
-
-
-def round(input, *, decimals=0):
-    """Each element rounded to ``decimals`` places, halves to even (2.5 -> 2, 3.5 -> 4)."""
-    if decimals == 0:
-        return _rounding("round", input, RoundBackward0, "round_vml_cpu")
-    check_tensor("round", input)
-    refuse_integers("round", input._data, "round_cpu")
-    return RoundBackward1.run((input,), input._data, decimals)
-
-
-def frac(input):
-    """The fractional part ``x - trunc(x)``, with x's sign."""
-    check_tensor("frac", input)
-    refuse_integers("frac", input._data, "frac_cpu")
-    return FracBackward0.run((input,), input._data)
-
 
 def rsqrt(input):
     """``1 / sqrt(x)``."""
@@ -520,65 +400,59 @@ def atan(input):
     return elementwise("atan", input, AtanBackward0)
 
 
-def isinf(input):
-    """True where an element is +inf or -inf."""
-    check_tensor("isinf", input)
-    return wrap(np.isinf(input._data))
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def sign(input):
+    """-1, 0 or 1; 0 for nan, as in PyTorch (numpy's sign says nan)."""
+    return SignBackward0.run((input,), input._data)
 
 
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """nan -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest
-    and smallest finite numbers)."""
-    check_tensor("nan_to_num", input)
+def exp(input):
+    return ExpBackward0.run((input,), input._float_data())
+
+
+def log(input):
+    return LogBackward0.run((input,), input._float_data())
+
+
+def sqrt(input):
+    return SqrtBackward0.run((input,), input._float_data())
+
+
+def reciprocal(input):
+    return ReciprocalBackward0.run((input,), input._float_data())
+
+
+def abs(input):
     a = input._data
-    if a.dtype.kind != "f":
-        return wrap(a.copy())
-    return NanToNumBackward0.run((input,), a, nan=nan, posinf=posinf, neginf=neginf)
+    if a.dtype.kind == "b":
+        raise NotImplementedError('"abs_cpu" not implemented for \'Bool\': convert the '
+                                  "tensor first (t.long()), or use it as it is")
+    return AbsBackward0.run((input,), a)
 
 
-def _logical(name, fn, input, other):
-    check_tensor(name, input)
-    check_tensor(name, other, "other", 2)
-    try:
-        return wrap(fn(input._data.astype(bool), other._data.astype(bool)))
-    except ValueError:
-        raise RuntimeError(f"The size of tensor a ({list(input.shape)}) must match the size of "
-                           f"tensor b ({list(other.shape)}) to broadcast") from None
+def sin(input):
+    return SinBackward0.run((input,), input._float_data())
 
 
-def logical_and(input, other):
-    """True where both elements are nonzero."""
-    return _logical("logical_and", np.logical_and, input, other)
+def cos(input):
+    return CosBackward0.run((input,), input._float_data())
 
 
-def logical_or(input, other):
-    return _logical("logical_or", np.logical_or, input, other)
+def tanh(input):
+    return TanhBackward0.run((input,), input._float_data())
 
 
-def logical_xor(input, other):
-    return _logical("logical_xor", np.logical_xor, input, other)
+def sigmoid(input):
+    return SigmoidBackward0.run((input,), input._float_data())
 
 
-def bernoulli(input, p=None, *, generator=None):
-    """1 with probability ``input`` (each element a probability in [0, 1]), else 0; the
-    result has the input's dtype."""
-    check_tensor("bernoulli", input)
-    probs = input._data
-    refuse_integers("bernoulli", probs, "bernoulli_tensor_cpu_p_")
-    if p is not None:
-        probs = np.full(probs.shape, p, probs.dtype)
-    if np.any((probs < 0) | (probs > 1)) or np.isnan(probs).any():
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. "
-                           "(bernoulli needs probabilities between 0 and 1)")
-    return BernoulliBackward0.run((input,), probs, numpy_rng(generator))
+def square(input):
+    return input ** 2
 
 
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
-FUNCTIONS = ("log10", "log2", "log1p", "expm1", "floor", "ceil", "round", "trunc", "frac",
-             "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan", "isinf", "nan_to_num",
-             "logical_and", "logical_or", "logical_xor", "bernoulli",)
-METHODS = ("log10", "log2", "log1p", "expm1", "floor", "ceil", "round", "trunc", "frac",
-           "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan", "isinf", "nan_to_num",
-           "logical_and", "logical_or", "logical_xor", "bernoulli",)
+FUNCTIONS = ("log10", "log2", "log1p", "expm1", "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan",)
+METHODS = ("sign", "exp", "log", "sqrt", "reciprocal", "abs", "sin", "cos", "tanh", "sigmoid", "square", "log10", "log2", "log1p", "expm1", "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan",)

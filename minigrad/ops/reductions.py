@@ -8,6 +8,7 @@ Masks that pick elements (the maxima, the zeros of a product) are constants of t
 they are computed from the values, as arrays, and turned into the gradient's kind.
 """
 
+import builtins  # (this module defines sum, any and all: the functions of tensors)
 import math
 import warnings
 
@@ -16,13 +17,11 @@ import numpy as np
 from . import formulas
 from .op import Op
 from .shape import cat
-from .._tensor import Tensor
 from ..tensor_rules import check_tensor
 from .. import dtypes
-from collections import namedtuple
 from .op import node_named
-from ..dtypes import scalar_name
 from .._tensor import wrap
+from ..tensor_rules import one_dim
 
 __all__ = ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "MaxBackward1",
            "MinBackward1", "AmaxBackward0", "AminBackward0", "VarBackward0", "StdBackward0",
@@ -45,7 +44,7 @@ def _restore(grad, dims, keepdim):
     return grad if keepdim else formulas.unsqueeze(grad, dims)
 
 
-def mean(a, axis, keepdims):
+def mean_of_array(a, axis, keepdims):
     """``a.mean(...)``; the mean of nothing is nan, silently, as in PyTorch (numpy warns)."""
     if a.size:
         return a.mean(axis=axis, keepdims=keepdims)
@@ -57,7 +56,7 @@ def mean(a, axis, keepdims):
 def _mean_kept(x, dims):
     """The mean over ``dims`` (None: all), keeping them, of an array or a Tensor."""
     if type(x) is np.ndarray:
-        return mean(x, dims, True)
+        return mean_of_array(x, dims, True)
     return x.mean(dim=tuple(range(x.ndim)) if dims is None else dims, keepdim=True)
 
 
@@ -105,7 +104,7 @@ class MeanBackward0(Op):
     __slots__ = ()
 
     def forward(self, a, keepdim=False):
-        return np.asarray(mean(a, None, keepdim), dtype=a.dtype)
+        return np.asarray(mean_of_array(a, None, keepdim), dtype=a.dtype)
 
     def backward(self, grad):
         shape = self.input_shape(0)
@@ -118,7 +117,7 @@ class MeanBackward1(Op):
 
     def forward(self, a, dims, keepdim=False):
         self.dims, self.keepdim = dims, keepdim
-        return np.asarray(mean(a, dims, keepdim), dtype=a.dtype)
+        return np.asarray(mean_of_array(a, dims, keepdim), dtype=a.dtype)
 
     def backward(self, grad):
         shape = self.input_shape(0)
@@ -191,7 +190,7 @@ class VarBackward0(Op):
         self.dof = int(np.prod([a.shape[x] for x in dims])) - correction
         # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
         wide = a.astype(np.float64) if a.itemsize < 8 else a
-        centered = wide - mean(wide, dims, True)
+        centered = wide - mean_of_array(wide, dims, True)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             value = (centered * centered).sum(axis=dims, keepdims=keepdim) / max(self.dof, 0)
             if root:
@@ -466,134 +465,139 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
 
 # ------------------------------------------------------------------ functions: histograms
 
-Histogram = namedtuple("histogram", ["hist", "bin_edges"])
+
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def all(input, dim=None, keepdim=False):
+    return _test(input, np.all, dim, keepdim)
 
 
-def _counts(x, left, right, bins, weight=None, edges=None):
-    """PyTorch's histogram kernel: elements outside [left, right] are left out; the bin is
-    found by one division in the input's dtype (checked against ``edges`` when given),
-    and the right end belongs to the last bin."""
-    keep = (x >= left) & (x <= right)
-    x = x[keep]
-    if right > left:
-        pos = ((x - left) * x.dtype.type(bins) / (right - left)).astype(np.int64)
-    else:
-        pos = np.zeros(x.shape, np.int64)
-    if edges is not None:
-        # PyTorch's local search: the last edge <= x among edges pos-1, pos and pos+1
-        first = np.maximum(pos - 1, 0)
-        end = np.minimum(pos + 2, bins + 1)
-        below = sum((first + k < end) & (edges[np.minimum(first + k, bins)] <= x)
-                    for k in range(3))
-        pos = first + below - 1
-    pos = np.minimum(pos, bins - 1)
-    w = None if weight is None else weight[keep]
-    return np.bincount(pos, weights=w, minlength=bins)[:bins]
+def any(input, dim=None, keepdim=False):
+    return _test(input, np.any, dim, keepdim)
 
 
-def histc(input, bins=100, min=0, max=0):
-    """A histogram of the elements in ``bins`` equal bins from ``min`` to ``max`` (both 0:
-    the smallest and largest element). Elements outside are left out; the result has the
-    input's dtype."""
-    x = input._data
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f'"histogram_cpu" not implemented for '
-                                  f"'{scalar_name(x.dtype)}': use a float tensor (x.float())")
-    bins = int(bins)
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    low, high = x.dtype.type(min), x.dtype.type(max)
-    if low == high and x.size:
-        low, high = x.min(), x.max()
-    if low == high:
-        low, high = low - 1, high + 1
-    if low > high:
-        raise RuntimeError("torch.histc: max must be larger than min")
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
-    values = x.reshape(-1)
-    return wrap(_counts(values, low, high, bins).astype(x.dtype))
+def _test(input, fn, dim, keepdim):
+    """all/any: bool, except that PyTorch answers a uint8 tensor in uint8."""
+    a = input._data
+    out = np.asarray(fn(a, axis=None if dim is None else input._dim(dim), keepdims=keepdim))
+    return wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
 
 
-def _linspace(low, high, steps, dtype):
-    """PyTorch's linspace: from both ends toward the middle, in ``dtype``."""
-    low, high = dtype.type(low), dtype.type(high)
-    step = (high - low) / dtype.type(steps - 1)
-    i = np.arange(steps)
-    half = steps // 2
-    return np.where(i < half, low + step * i.astype(dtype),
-                    high - step * (steps - 1 - i).astype(dtype)).astype(dtype)
+def sum(input, dim=None, keepdim=False, dtype=None):
+    """The sum of all elements, or over ``dim`` (one or several). Integers and bools add
+    up in int64, as in PyTorch (unless ``dtype`` says otherwise)."""
+    a = input._data if dtype is None else input._data.astype(dtypes.to_numpy(dtype))
+    if a.dtype.kind in "biu" and dtype is None:
+        a = a.astype(dtypes.DEFAULT_INT, copy=False)
+    if dim is None:
+        return SumBackward0.run((input,), a, keepdim=keepdim)
+    return SumBackward1.run((input,), a, dims=input._dims(dim), keepdim=keepdim)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):
-    """``(hist, bin_edges)``: how many elements (or how much ``weight``) fall in each bin.
-    ``bins`` is a number of equal bins over ``range`` (default: the smallest to the largest
-    element) or a 1-D tensor of increasing edges. ``density=True`` scales the counts so
-    that they integrate to 1 over the edges."""
-    x = input._data
-    if x.dtype.kind != "f":
-        raise NotImplementedError(f'"histogramdd" not implemented for '
-                                  f"'{scalar_name(x.dtype)}': use a float tensor (x.float())")
-    values = x.reshape(-1)
-    w = None
-    if weight is not None:
-        if weight._data.dtype != x.dtype:
-            raise RuntimeError(
-                f"torch.histogramdd: if weight tensor is provided, input tensor and weight "
-                f"tensor should have the same dtype, but got input({x.dtype}), and "
-                f"weight({weight._data.dtype})")
-        w = weight._data.reshape(-1).astype(np.float64)
-    if isinstance(bins, Tensor):
-        edges = bins._data
-        if edges.ndim != 1:
-            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
-                               f"got {edges.ndim} dimensions in the bins tensor for dimension 0")
-        if edges.dtype != x.dtype:
-            raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
-                               f"the same dtype, but got input with dtype {x.dtype} and bins "
-                               f"with dtype {edges.dtype}")
-        count = edges.size - 1
-        keep = (values >= edges[0]) & (values <= edges[-1])
-        pos = np.minimum(np.searchsorted(edges, values[keep], side="right") - 1, count - 1)
-        hist = np.bincount(pos, weights=None if w is None else w[keep], minlength=count)
-        hist = hist[:count]
-    else:
-        count = int(bins)
-        if count <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {count} for "
-                               "dimension 0")
-        low, high = _range(values, range)
-        edges = _linspace(low, high, count + 1, x.dtype)
-        hist = _counts(values, edges[0], edges[-1], count, w, edges)
-    hist = hist.astype(x.dtype)
-    if density:
-        widths = np.diff(edges)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            hist = (hist / (hist.sum() * widths)).astype(x.dtype)
-    return Histogram(wrap(hist), wrap(np.array(edges, dtype=x.dtype)))
+def mean(input, dim=None, keepdim=False, dtype=None):
+    a = input._data if dtype is None else input._data.astype(dtypes.to_numpy(dtype))
+    if a.dtype.kind != "f":
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {dtypes.scalar_type_name(a.dtype)}. "
+            "Convert first: t.float().mean()")
+    if dim is None:
+        return MeanBackward0.run((input,), a, keepdim=keepdim)
+    return MeanBackward1.run((input,), a, dims=input._dims(dim), keepdim=keepdim)
 
 
-def _range(values, range):
-    """The outer edges of a histogram with a number of bins, as PyTorch picks them."""
-    if range is not None:
-        low, high = (float(v) for v in range)
-        if low > high:
-            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
-                               f"{low:g} max {high:g} for dimension 0")
-    elif values.size:
-        low, high = values.min(), values.max()
-    else:
-        low, high = 0.0, 1.0
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise RuntimeError(f"torch.histogramdd: dimension 0's range [{low}, {high}] is not "
-                           "finite")
-    if low == high:
-        low, high = low - 0.5, high + 0.5
-    return low, high
+def var(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    """Variance; ``correction=1`` (the default, like ``unbiased=True``) divides by N-1."""
+    return _spread(input, dim, unbiased, keepdim, correction, std=False)
+
+
+def std(input, dim=None, unbiased=True, keepdim=False, correction=None):
+    return _spread(input, dim, unbiased, keepdim, correction, std=True)
+
+
+def _spread(input, dim, unbiased, keepdim, correction, std):
+    if correction is None:
+        correction = 1 if unbiased else 0
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"std and var only support floating point and complex dtypes, "
+                           f"not {input.dtype}: convert the tensor first (x.float())")
+    dims = tuple(range(a.ndim)) if dim is None else input._dims(dim)
+    count = int(np.prod([a.shape[x] for x in dims]))
+    divisor = max(count - correction, 0)
+    if divisor == 0:
+        warnings.warn(f"{'std' if std else 'var'}(): degrees of freedom is <= 0. Correction "
+                      "should be strictly less than the reduction factor (input numel "
+                      "divided by output numel): the result is nan.", UserWarning,
+                      stacklevel=3)
+    op = StdBackward0 if std else VarBackward0
+    return op.run((input,), a, dims=dims, correction=correction, keepdim=keepdim,
+                  whole=dim is None)
+
+
+def prod(input, dim=None, keepdim=False, dtype=None):
+    """The product of all elements, or along one ``dim``. Integers (and bools) multiply
+    in int64, as in PyTorch."""
+    if dtype is not None:
+        return input.to(dtype).prod(dim, keepdim)
+    a = input._data
+    if a.dtype.kind in "biu":
+        a = a.astype(np.int64)
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod(): keepdim=True needs a dim: prod(dim, keepdim=True)")
+        return ProdBackward0.run((input,), a)
+    dim = input._dim(one_dim("prod", dim, " (one dim at a time: x.prod(0).prod(0) for two)"))
+    return ProdBackward1.run((input,), a, dim=dim, keepdim=keepdim)
+
+
+def cumsum(input, dim, dtype=None):
+    """Running sums along ``dim``: ``out[i] = input[0] + ... + input[i]``."""
+    if dtype is not None:
+        return input.to(dtype).cumsum(dim)
+    dim = input._dim(one_dim("cumsum", dim))
+    a = input._data
+    if a.dtype.kind in "biu":
+        a = a.astype(np.int64)
+    return CumsumBackward0.run((input,), a, dim=dim)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """The vector p-norm ``(sum |x|^p)^(1/p)`` of all elements or over ``dim``: p=2 (or
+    'fro', the default) is the length, p=1 the sum of |x|, p=inf the largest |x|. As
+    PyTorch, this is ``linalg.vector_norm``; matrix norms ('nuc') are not in minigrad."""
+    if isinstance(p, str):
+        if p == "nuc":
+            raise NotImplementedError("minigrad has no matrix norms: p='nuc' needs PyTorch")
+        if p != "fro":
+            raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+        if dim is not None and not isinstance(dim, int) and len(dim) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {list(dim)}")
+        p = 2
+    p = 2.0 if p is None else float(p)
+    if not p > 0:
+        raise NotImplementedError(f"norm: minigrad has the p-norms for p > 0 (1, 2, inf, "
+                                  f"...), not p={p}")
+    if dtype is not None:
+        if dtypes.to_numpy(dtype).kind != "f":
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point, "
+                               f"but got {dtype}")
+        return input.to(dtype).norm(p, dim, keepdim)
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point tensor as input. "
+                           f"Got {input.dtype}: convert it first (t.float())")
+    dims = tuple(range(a.ndim)) if dim is None else input._dims(dim)
+    if p == np.inf and builtins.any(a.shape[i] == 0 for i in dims):
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                           "tensor because the operation does not have an identity")
+    return LinalgVectorNormBackward0.run((input,), a, p=p, dims=dims,
+                                                    keepdim=keepdim)
 
 
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
-FUNCTIONS = ("count_nonzero", "cumprod", "histc", "histogram", "std_mean", "var_mean",)
-METHODS = ("count_nonzero", "cumprod", "histc", "histogram",)
+FUNCTIONS = ("count_nonzero", "cumprod", "std_mean", "var_mean",)
+METHODS = ("all", "any", "sum", "mean", "var", "std", "prod", "cumsum", "norm", "count_nonzero",
+           "cumprod",)

@@ -15,6 +15,12 @@ from .. import dtypes
 from .._tensor import Tensor, tensor_from, wrap
 from ..tensor_rules import broadcast_error
 from .op import saving_versions_of
+from ..graph import GradMode
+from ..tensor_rules import bound_as_number
+from ..tensor_rules import int_bounds
+from ..tensor_rules import number_as
+import numbers
+from ..tensor_rules import with_numbers
 
 __all__ = ["MaximumBackward0", "MinimumBackward0", "ClampBackward0", "ClampBackward1",
            "ClampMinBackward0", "ClampMaxBackward0", "MaskedFillBackward0",
@@ -193,3 +199,101 @@ def where(condition, input=None, other=None):
                                   condition if isinstance(condition, Tensor) else None)
     except ValueError:
         raise broadcast_error(x, y, "where") from None
+
+
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def clamp(input, min=None, max=None):
+    """Values below ``min`` become ``min``, above ``max`` become ``max``. The bounds are
+    numbers, or tensors (they broadcast, and get a gradient where they win)."""
+    return _clamp(input, min, max, ClampBackward1)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return _clamp(input, min, None, ClampMinBackward0)
+
+
+def clamp_max(input, max):
+    return _clamp(input, None, max, ClampMaxBackward0)
+
+
+def _clamp(input, low, high, node_cls):
+    if low is None and high is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    low_is_tensor, high_is_tensor = isinstance(low, Tensor), isinstance(high, Tensor)
+    if low_is_tensor or high_is_tensor:
+        if low is None or high is None or (low_is_tensor and high_is_tensor):
+            return _clamp_by_tensors(input, low, high)
+        low, high = bound_as_number(low), bound_as_number(high)
+    a = with_numbers(input._data, low, high)
+    if a.dtype.kind == "b":
+        raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
+                                  "tensor first (t.long())")
+    if a.dtype.kind in "iu":
+        low, high = int_bounds(low, high, a.dtype)
+    return node_cls.run((input,), a, low=low, high=high)
+
+
+def _clamp_by_tensors(input, low, high):
+    """clamp with tensor bounds: promoted and broadcast with ``input`` like an add."""
+    arrays = [None if t is None else t._data for t in (input, low, high)]
+    common = arrays[0]
+    for b in arrays[1:]:
+        if b is not None:
+            common = np.empty((1,) * max(common.ndim, b.ndim), dtypes.promote(common, b))
+    if common.dtype.kind == "b" and low is not None and high is not None:
+        raise NotImplementedError('"clamp_cpu" not implemented for \'Bool\': convert the '
+                                  "tensors first (t.long())")
+    a, lo, hi = (None if b is None else b.astype(common.dtype, copy=False) for b in arrays)
+    try:
+        return ClampBackward0.run((input, low, high), a, lo, hi)
+    except ValueError:
+        raise broadcast_error(a, lo if hi is None else hi, "clamp") from None
+
+
+def masked_fill(input, mask, value):
+    """A copy with ``value`` where the boolean ``mask`` is True (the mask broadcasts);
+    ``value`` is a number or a 0-dim tensor, which then gets a gradient too."""
+    if not isinstance(mask, Tensor) or not isinstance(value, (Tensor, numbers.Number)):
+        raise TypeError(f"masked_fill() takes a boolean mask Tensor and a number or a 0-dim "
+                        f"Tensor, got ({type(mask).__name__}, {type(value).__name__})")
+    m = mask._data
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                           f"dtype {dtypes.from_numpy(m.dtype)}: compare first "
+                           "(mask == 1) or convert it (mask.bool())")
+    value_tensor = value if isinstance(value, Tensor) else None
+    if value_tensor is not None and value_tensor.ndim != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                           f"got tensor with {value_tensor.ndim} dimension(s).")
+    a = input._data
+    fill = number_as(value.item() if value_tensor is not None else value, a.dtype)
+    if value_tensor is not None and value_tensor._requires_grad and a.dtype.kind != "f" \
+            and GradMode.enabled:
+        raise RuntimeError(f"Autograd not support dtype: {input.dtype}: only a float tensor "
+                           "can be filled with a value that requires grad")
+    try:
+        if value_tensor is None:
+            out = MaskedFillBackward0.run((input,), a, mask=m, value=fill)
+        else:
+            out = MaskedFillBackward1.run((input, value_tensor), a, fill, mask=m)
+        return saving_versions_of(out, mask)
+    except ValueError:
+        raise broadcast_error(a, m, "masked_fill") from None
+
+
+def maximum(input, other):
+    return pairwise(input, other, MaximumBackward0)
+
+
+def minimum(input, other):
+    return pairwise(input, other, MinimumBackward0)
+
+
+# Functions of this module that are also Tensor methods with the tensor first
+# (``x.<name>(...)`` is ``<name>(x, ...)``): installed by ``minigrad.methods``.
+FUNCTIONS = ()
+METHODS = ("clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "maximum", "minimum",)

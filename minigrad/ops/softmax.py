@@ -11,6 +11,7 @@ import numpy as np
 from . import formulas
 from .op import Op
 from ..tensor_rules import check_tensor
+from .. import dtypes
 
 __all__ = ["SoftmaxBackward0", "LogSoftmaxBackward0", "LogsumexpBackward0", "max_keepdim"]
 
@@ -99,8 +100,36 @@ def logsumexp(input, dim, keepdim=False):
                                           keepdim=keepdim)
 
 
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+def softmax(input, dim, dtype=None):
+    if dtype is not None:
+        return input.to(dtype).softmax(dim)
+    dim, a = input._dim(dim), _softmax_input(input, "softmax")
+    return SoftmaxBackward0.run((input,), a, dim=dim)
+
+
+def log_softmax(input, dim, dtype=None):
+    if dtype is not None:
+        return input.to(dtype).log_softmax(dim)
+    dim, a = input._dim(dim), _softmax_input(input, "log_softmax")
+    return LogSoftmaxBackward0.run((input,), a, dim=dim)
+
+
+def _softmax_input(input, name):
+    """The values softmax works on: floats only, as in PyTorch (whose kernels have no
+    integer version); the probabilities of integers would be a float tensor anyway."""
+    a = input._data
+    if a.dtype.kind != "f" and a.size:  # (empty: PyTorch runs no kernel, keeps the dtype)
+        raise NotImplementedError(
+            f'"{name}_lastdim_kernel_impl" not implemented for '
+            f"'{dtypes.scalar_type_name(a.dtype)}': convert the tensor first "
+            f"(x.float().{name}(dim)) or pass dtype=minigrad.float32")
+    return a
+
+
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
 FUNCTIONS = ("logsumexp",)
-METHODS = ("logsumexp",)
+METHODS = ("softmax", "log_softmax", "logsumexp",)

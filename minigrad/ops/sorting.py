@@ -13,6 +13,9 @@ from .reductions import evenly_distribute
 from ..tensor_rules import check_tensor
 from collections import namedtuple
 from .._tensor import wrap
+from .._tensor import Tensor
+from . import reductions
+from ..tensor_rules import refuse_empty_reduction
 
 __all__ = ["SortBackward0", "SortBackward1", "TopkBackward0", "MedianBackward0",
            "MedianBackward1", "MaxBackward0", "MinBackward0", "scatter_along"]
@@ -188,8 +191,100 @@ def median(input, dim=None, keepdim=False):
     return _Median(out, wrap(out_index.astype(np.int64)))
 
 
+# -------------------------------------------------- Tensor methods (``x.<name>()``)
+
+MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
+
+
+
+def max(input, dim=None, keepdim=False, other=None):
+    """max() of all elements, max(dim) -> (values, indices), or max(other) elementwise."""
+    return _extreme(input, dim, keepdim, other, np.argmax, reductions.MaxBackward1,
+                         MaxBackward0, MaxResult)
+
+
+def min(input, dim=None, keepdim=False, other=None):
+    return _extreme(input, dim, keepdim, other, np.argmin, reductions.MinBackward1,
+                         MinBackward0, MinResult)
+
+
+def amax(input, dim=(), keepdim=False):
+    """The largest value over ``dim`` (one or several; none: all). Ties share the
+    gradient evenly."""
+    return _extreme_over(input, dim, keepdim, reductions.AmaxBackward0, "amax")
+
+
+def amin(input, dim=(), keepdim=False):
+    """The smallest value over ``dim`` (one or several; none: all)."""
+    return _extreme_over(input, dim, keepdim, reductions.AminBackward0, "amin")
+
+
+def _extreme(input, dim, keepdim, other, arg, full_op, dim_op, result_type):
+    if isinstance(other, Tensor) or (dim is not None and not isinstance(dim, int)):
+        if isinstance(dim, Tensor):
+            other = dim
+        return input.maximum(other) if arg is np.argmax else input.minimum(other)
+    a = input._data
+    name = arg.__name__[3:]
+    if dim is None:
+        refuse_empty_reduction(name, a, None)
+        return full_op.run((input,), a)
+    dim = input._dim(dim)
+    refuse_empty_reduction(name, a, dim if a.ndim else None)
+    indices = np.expand_dims(arg(a, axis=dim), dim) if a.ndim else np.zeros((), np.int64)
+    out = dim_op.run((input,), a, indices=indices, axis=dim, keepdim=keepdim)
+    return result_type(out, wrap((indices if keepdim else indices.squeeze(dim))
+                                  .astype(np.int64)))
+
+
+def _extreme_over(input, dim, keepdim, op, name):
+    a = input._data
+    every_dim = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    if a.size == 0 and not every_dim:  # PyTorch checks this before repeated dims
+        for x in (dim,) if isinstance(dim, int) else dim:
+            if a.ndim and a.shape[input._dim(x)] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {x} to have "
+                                 "non-zero size.")
+    dims = input._dims(() if every_dim else dim)
+    if a.size == 0:  # the max of nothing does not exist
+        if every_dim:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the "
+                               "'dim' argument.")
+        empty = [axis for axis in dims if a.shape[axis] == 0]
+        if empty:
+            raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have "
+                             "non-zero size.")
+    return op.run((input,), a, dims=dims, keepdim=keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return _arg_extreme(input, dim, keepdim, np.argmax)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return _arg_extreme(input, dim, keepdim, np.argmin)
+
+
+def _arg_extreme(input, dim, keepdim, arg):
+    a = input._data
+    if a.dtype.kind == "b":
+        raise RuntimeError(f"{arg.__name__}(): does not support bool input: convert it "
+                           "first (t.long())")
+    if dim is None:
+        refuse_empty_reduction(arg.__name__, a, None, IndexError)
+        return wrap(np.asarray(arg(a), dtype=np.int64))
+    dim = input._dim(dim)
+    if a.ndim:
+        refuse_empty_reduction(arg.__name__, a, dim)
+    return wrap(np.asarray(arg(a, axis=dim if a.ndim else None, keepdims=keepdim),
+                            dtype=np.int64))
+
+
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
 FUNCTIONS = ("sort", "argsort", "topk", "median",)
-METHODS = ("sort", "argsort", "topk", "median",)
+METHODS = ("max", "min", "amax", "amin", "argmax", "argmin", "sort", "argsort", "topk",
+           "median",)
