@@ -1,14 +1,11 @@
 """Module-level versions of the tensor methods: ``mg.exp(x)`` is ``x.exp()`` (chapter 5)."""
 
-import builtins  # this module's any, sum, max, ... are minigrad's
 import functools
-import warnings
 
 import numpy as np
 
-from .graph import GradMode
 from ._tensor import Tensor, tensor_from
-from .dtypes import scalar_name
+from .tensor_rules import write_out
 from .ops.linalg import matmul as _matmul
 from .ops.shape import cat as _cat, stack as _stack
 
@@ -110,39 +107,6 @@ norm = method_as_function("norm")
 
 # ----------------------------------------------------------------- PyTorch's keyword names, out=
 
-def _into(out, result, name, inputs):
-    """``result`` written into ``out`` as PyTorch's ``out=`` does: the values are copied
-    into out's memory (cast to its dtype, which must be able to hold them), and an ``out``
-    of another shape is resized (with PyTorch's warning unless it was empty). No graph is
-    recorded, so no input (nor ``out``) may require grad. Returns ``out``."""
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if GradMode.enabled and builtins.any(t._requires_grad for t in (*inputs, out)
-                                          if isinstance(t, Tensor)):
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                           "differentiation, but one of the arguments requires grad. Compute "
-                           f"without out= (y = {name}(...)), or under minigrad.no_grad().")
-    value, target = result._data, out._data
-    if not np.can_cast(value.dtype, target.dtype, casting="same_kind"):
-        raise RuntimeError(f"result type {scalar_name(value.dtype)} can't be cast to the "
-                           f"desired output type {scalar_name(target.dtype)}")
-    if value.shape == target.shape:
-        np.copyto(target, value, casting="unsafe")
-    else:
-        if target.size:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{list(target.shape)}, which does not match the required output shape "
-                f"{list(value.shape)}. This behavior is deprecated, and in a future PyTorch "
-                "release outputs will not be resized unless they have zero elements. You can "
-                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
-                "with t.resize_(0).", UserWarning, stacklevel=3)
-        out._data = value.astype(target.dtype, copy=True)
-    out._bump_version()
-    return out
-
 
 def _numpy_names(function):
     """``function`` that also takes numpy's ``axis=`` and ``keepdims=``, as PyTorch's do."""
@@ -162,25 +126,25 @@ def _tensor(value):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    return _into(out, _tensor(input).add(other, alpha=alpha), "add", (input, other))
+    return write_out(out, _tensor(input).add(other, alpha=alpha), "add", (input, other))
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
-    return _into(out, _tensor(input).sub(other, alpha=alpha), "sub", (input, other))
+    return write_out(out, _tensor(input).sub(other, alpha=alpha), "sub", (input, other))
 
 
 def mul(input, other, *, out=None):
-    return _into(out, _tensor(input) * other, "mul", (input, other))
+    return write_out(out, _tensor(input) * other, "mul", (input, other))
 
 
 def div(input, other, *, out=None):
-    return _into(out, _tensor(input) / other, "div", (input, other))
+    return write_out(out, _tensor(input) / other, "div", (input, other))
 
 
 def matmul(input, other, *, out=None):
     """The matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
-    return _into(out, _matmul(input, other), "matmul", (input, other))
+    return write_out(out, _matmul(input, other), "matmul", (input, other))
 
 
 def mm(input, mat2, *, out=None):
@@ -190,29 +154,29 @@ def mm(input, mat2, *, out=None):
             raise RuntimeError(f"mm(): expected 2-D tensors, got shapes "
                                f"{list(np.shape(input))} and {list(np.shape(mat2))} "
                                "(matmul takes other shapes)")
-    return _into(out, _matmul(input, mat2), "mm", (input, mat2))
+    return write_out(out, _matmul(input, mat2), "mm", (input, mat2))
 
 
 @_numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return _into(out, _tensor(input).sum(dim, keepdim, dtype=dtype), "sum", (input,))
+    return write_out(out, _tensor(input).sum(dim, keepdim, dtype=dtype), "sum", (input,))
 
 
 @_numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return _into(out, _tensor(input).mean(dim, keepdim, dtype=dtype), "mean", (input,))
+    return write_out(out, _tensor(input).mean(dim, keepdim, dtype=dtype), "mean", (input,))
 
 
 @_numpy_names
 def cat(tensors, dim=0, *, out=None):
     """Join tensors end to end along an existing dimension."""
-    return _into(out, _cat(tensors, dim), "cat", tuple(tensors))
+    return write_out(out, _cat(tensors, dim), "cat", tuple(tensors))
 
 
 @_numpy_names
 def stack(tensors, dim=0, *, out=None):
     """Join same-shaped tensors along a new dimension."""
-    return _into(out, _stack(tensors, dim), "stack", tuple(tensors))
+    return write_out(out, _stack(tensors, dim), "stack", tuple(tensors))
 
 
 def reshape(input, shape):

@@ -5,8 +5,10 @@ results an in-place op may keep (the kind order), the broadcast error that says 
 dimensions clash, and a few small checks.
 """
 
+import builtins
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -219,3 +221,37 @@ def run_in_place(self, other, out_of_place):
     np.copyto(self._data, result._data, casting="unsafe")
     self._bump_version()
     return self
+
+
+def write_out(out, result, name, inputs):
+    """``result`` written into ``out`` as PyTorch's ``out=`` does: the values are copied
+    into out's memory (cast to its dtype, which must be able to hold them), and an ``out``
+    of another shape is resized (with PyTorch's warning unless it was empty). No graph is
+    recorded, so no input (nor ``out``) may require grad. Returns ``out``."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if GradMode.enabled and builtins.any(t._requires_grad for t in (*inputs, out)
+                                          if isinstance(t, Tensor)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad. Compute "
+                           f"without out= (y = {name}(...)), or under minigrad.no_grad().")
+    value, target = result._data, out._data
+    if not np.can_cast(value.dtype, target.dtype, casting="same_kind"):
+        raise RuntimeError(f"result type {scalar_name(value.dtype)} can't be cast to the "
+                           f"desired output type {scalar_name(target.dtype)}")
+    if value.shape == target.shape:
+        np.copyto(target, value, casting="unsafe")
+    else:
+        if target.size:
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape "
+                f"{list(target.shape)}, which does not match the required output shape "
+                f"{list(value.shape)}. This behavior is deprecated, and in a future PyTorch "
+                "release outputs will not be resized unless they have zero elements. You can "
+                "explicitly reuse an out tensor t by resizing it, inplace, to zero elements "
+                "with t.resize_(0).", UserWarning, stacklevel=3)
+        out._data = value.astype(target.dtype, copy=True)
+    out._bump_version()
+    return out
