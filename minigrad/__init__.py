@@ -9,25 +9,13 @@ from . import methods  # noqa: F401  (Tensor gets its computing methods: first)
 from . import autograd, creation, cuda, dtypes, ops
 from ._tensor import Tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                       linspace, multinomial, normal, ones, ones_like, rand, rand_like, randint,
-                       randn, randn_like, randperm, tensor, zeros, zeros_like)
+                       linspace, normal, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, tensor, zeros, zeros_like)
 from .dtypes import dtype, float16, float32, float64, int8, int16, int32, int64, uint8
 from .graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .ops.arithmetic import atan2, fmod, lerp
-from .ops.diagonals import diag, diagonal, trace, tril, triu
-from .ops.indexing import (flip, index_select, masked_select, narrow, repeat_interleave, roll,
-                           select, take, tile, unbind)
-from .ops.linalg import addmm, bmm, dot, einsum, matmul
-from .ops.pointwise import acos, asin, atan, cosh, erf, expm1, log1p, log2, log10, rsqrt, sinh
-from .ops.rounding import (bernoulli, ceil, floor, frac, isinf, logical_and, logical_or,
-                           logical_xor, nan_to_num, round, trunc)
-from .ops.histograms import histc, histogram
-from .ops.reductions import count_nonzero, cumprod, std_mean, var_mean
-from .ops.scatter import index_add, index_fill, scatter, scatter_add
+from .ops.linalg import matmul
 from .ops.selection import where
-from .ops.shape import cartesian_prod, cat, meshgrid, moveaxis, movedim, stack
-from .ops.softmax import logsumexp
-from .ops.sorting import argsort, median, sort, topk
+from .ops.shape import cat, stack
 from .printing import set_printoptions
 from .random import Generator, default_generator, initial_seed, manual_seed, seed
 from .tensor_device import Size, device
@@ -35,6 +23,12 @@ from .tensor_device import Size, device
 # out=: after the imports above, which they replace.
 from .functions import *  # noqa: F401,F403
 from .functions import __all__ as _function_names
+
+# Every op family's public functions, as each declares them in FUNCTIONS (minigrad.floor,
+# minigrad.logit, ...): adding an op's name there is all it takes.
+for _family in methods.FUNCTION_MODULES:
+    globals().update({_name: getattr(_family, _name) for _name in _family.FUNCTIONS})
+del _family
 
 
 bool = dtypes.bool_  # noqa: A001  (minigrad.bool, like torch.bool)

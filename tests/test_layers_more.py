@@ -554,3 +554,11 @@ def test_an_empty_batch_changes_no_running_statistic(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy's "Mean of empty slice" would raise here
         assert empty_batch(mg) == empty_batch(torch)
+
+
+@pytest.mark.parametrize("name", ["SiLU", "Mish", "ELU", "Hardswish", "Hardtanh", "ReLU6", "SELU"])
+def test_an_in_place_activation_prints_as_in_pytorch(name, torch):
+    """``SiLU(inplace=True)`` printed ``SiLU(, inplace=True)``; PyTorch's ``Hardswish`` never
+    shows ``inplace``."""
+    assert repr(getattr(mg.nn, name)(inplace=True)) == repr(getattr(torch.nn, name)(inplace=True))
+    assert repr(getattr(mg.nn, name)()) == repr(getattr(torch.nn, name)())

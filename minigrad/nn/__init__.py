@@ -12,10 +12,12 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
-from .activations_more import (ELU, SELU, CosineSimilarity, Hardtanh, KLDivLoss, LogSigmoid,
-                               Mish, ModuleDict, ParameterList, ReLU6, SiLU, Softplus,
-                               Softsign, Unflatten)
-from .activations_more import MODULES as _more_modules
+from . import activations_more
+
+# The modules of activations_more.py, as it declares them in MODULES (nn.SiLU, nn.Hardswish,
+# ...): adding a module's name there is all it takes.
+globals().update({_name: getattr(activations_more, _name) for _name in activations_more.MODULES})
+_more_modules = activations_more.MODULES
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",

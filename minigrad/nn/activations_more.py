@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ..ops import activations as ops
+from ..ops.activations import hardswish
 from ..ops.convolution import ConstantPadNdBackward0
 from .._tensor import wrap
 from ..tensor_rules import needs_grad
@@ -21,7 +22,7 @@ from .parameter import Parameter
 
 __all__ = ["silu", "elu", "selu", "softplus", "hardtanh", "relu6", "mish", "softsign",
            "logsigmoid", "normalize", "cosine_similarity", "pad", "kl_div"]
-MODULES = ["SiLU", "ELU", "SELU", "Softplus", "Hardtanh", "ReLU6", "Mish", "Softsign",
+MODULES = ["Hardswish", "SiLU", "ELU", "SELU", "Softplus", "Hardtanh", "ReLU6", "Mish", "Softsign",
            "LogSigmoid", "CosineSimilarity", "KLDivLoss", "ModuleDict", "ParameterList",
            "Unflatten"]
 
@@ -200,8 +201,10 @@ class _Elementwise(Module):
         return type(self)._fn(input, *settings)
 
     def extra_repr(self):
-        text = ", ".join(f"{k}={getattr(self, k)}" for k in self._settings)
-        return text + (", inplace=True" if getattr(self, "inplace", False) else "")
+        parts = [f"{k}={getattr(self, k)}" for k in self._settings]
+        if getattr(self, "inplace", False):
+            parts.append("inplace=True")
+        return ", ".join(parts)
 
 
 class SiLU(_Elementwise):
@@ -253,6 +256,17 @@ class ReLU6(Hardtanh):
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
+
+
+class Hardswish(_Elementwise):
+    _fn = hardswish
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return ""  # (PyTorch prints Hardswish() even when in place)
 
 
 class Softsign(_Elementwise):

@@ -15,6 +15,7 @@ from ..ops import linalg
 from ..ops.op import saving_versions_of
 from ..ops.shape import TBackward0
 from ..ops import activations
+from ..ops.activations import hardswish  # noqa: F401  (F.hardswish)
 from ..ops.embedding import EmbeddingBackward0
 from .._tensor import wrap
 from ..random import numpy_rng
@@ -30,7 +31,7 @@ __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "l
            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot",
            "gelu", "embedding", "batch_norm", "layer_norm",
-           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"]
+           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "hardswish"]
 
 
 def relu(input, inplace=False):

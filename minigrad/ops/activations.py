@@ -14,15 +14,16 @@ import numpy as np
 from . import formulas
 from .formulas import is_array
 from .op import Op
+from ..tensor_rules import check_tensor, refuse_integers, run_in_place
 from .formulas import erf, sigmoid, tanh, zeros_like
 
 _ndarray = np.ndarray
 
-__all__ = ["ReluBackward0", "LeakyReluBackward0", "LeakyReluBackward1", "GeluBackward0",
-           "SiluBackward0", "EluBackward0", "EluBackward1", "SoftplusBackward0",
-           "HardtanhBackward0", "MishBackward0", "LogSigmoidBackward0",
-           "ThresholdBackwardBackward0", "LeakyReluBackwardBackward0",
-           "HardtanhBackwardBackward0"]
+__all__ = ["HardswishBackward0", "HardswishBackwardBackward0", "ReluBackward0",
+           "LeakyReluBackward0", "LeakyReluBackward1", "GeluBackward0", "SiluBackward0",
+           "EluBackward0", "EluBackward1", "SoftplusBackward0", "HardtanhBackward0",
+           "MishBackward0", "LogSigmoidBackward0", "ThresholdBackwardBackward0",
+           "LeakyReluBackwardBackward0", "HardtanhBackwardBackward0"]
 
 
 def _softplus(x):
@@ -211,6 +212,18 @@ class LogSigmoidBackward0(Op):
         return grad * sigmoid(-a)
 
 
+class HardswishBackward0(Op):
+    """hardswish(a) = a relu6(a + 3) / 6: d = 0 up to -3, a/3 + 1/2 between, 1 from 3."""
+    __slots__ = ()
+
+    def forward(self, a):
+        self.save_for_backward(a)
+        return a * np.minimum(np.maximum(a + 3, 0), 6) / 6
+
+    def backward(self, grad, a):
+        return _hardswish_backward(grad, a)
+
+
 # ------------------------------------------------------------------ the backward of ReLUs, recorded
 
 # The slope of relu, leaky_relu and hardtanh is a step function of the input: their backward
@@ -228,6 +241,14 @@ def _leaky_relu_backward(grad, a, slope):
     if is_array(grad):
         return np.where(a > 0, grad, grad * slope)
     return LeakyReluBackwardBackward0.run((grad, a), grad._data, a._data, slope)
+
+
+def _hardswish_backward(grad, a):
+    """PyTorch's hardswish_backward: 0 where a <= -3, grad (a/3 + 1/2) where a < 3, else grad."""
+    if is_array(grad):
+        out = np.where(a <= -3, 0, np.where(a < 3, grad * (a / 3 + 0.5), grad))
+        return out.astype(grad.dtype, copy=False)
+    return HardswishBackwardBackward0.run((grad, a), grad._data, a._data)
 
 
 def _hardtanh_backward(grad, a, low, high):
@@ -261,6 +282,20 @@ class LeakyReluBackwardBackward0(Op):
         return _leaky_relu_backward(grad, a, self.slope), zeros_like(grad)
 
 
+class HardswishBackwardBackward0(Op):
+    """hardswish's backward as an op (PyTorch's node): linear in the gradient (the same
+    backward again), and ``grad / 3`` for ``a`` strictly between -3 and 3, 0 elsewhere."""
+    __slots__ = ()
+
+    def forward(self, grad, a):
+        self.save_for_backward(grad, a)
+        return _hardswish_backward(grad, a)
+
+    def backward(self, gg, grad, a):
+        return (_hardswish_backward(gg, a),
+                formulas.keep_where((a > -3) & (a < 3), gg * grad / 3))
+
+
 class HardtanhBackwardBackward0(Op):
     """hardtanh's backward as an op: grad strictly between the bounds, +0 elsewhere."""
     __slots__ = ("low", "high")
@@ -272,6 +307,17 @@ class HardtanhBackwardBackward0(Op):
 
     def backward(self, grad, a):
         return _hardtanh_backward(grad, a, self.low, self.high), zeros_like(grad)
+
+
+# ------------------------------------------------------------------ functions
+
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6`` (MobileNetV3's cheap swish): ``F.hardswish``."""
+    check_tensor("hardswish", input)
+    refuse_integers("hardswish", input._data, "hardswish_cpu")
+    if inplace:
+        return run_in_place(input, None, hardswish)
+    return HardswishBackward0.run((input,), input._data)
 
 
 # -------------------------------------------------- Tensor methods (``x.<name>()``)

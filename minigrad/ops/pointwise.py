@@ -16,8 +16,10 @@ from . import formulas
 from .formulas import cast, zeros_like
 from .op import Op
 from .._tensor import Tensor
+from ..dtypes import scalar_name
+from ..tensor_rules import check_tensor, run_in_place, write_out
 
-__all__ = ["ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
+__all__ = ["LogitBackward0", "ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
            "AbsBackward0", "SignBackward0", "SinBackward0", "CosBackward0", "TanhBackward0",
            "SigmoidBackward0", "ToCopyBackward0", "CloneBackward0", "Log10Backward0",
            "Log2Backward0", "Log1PBackward0", "Expm1Backward0", "RsqrtBackward0",
@@ -105,6 +107,39 @@ class Expm1Backward0(Op):
 
     def backward(self, grad, out):
         return grad * (out + 1)
+
+
+class LogitBackward0(Op):
+    """``log(a / (1 - a))``, sigmoid's inverse, with ``a`` first clamped to ``[eps, 1 - eps]``
+    when ``eps`` is given: d = da / (a (1 - a)); 0 where the clamp holds ``a`` still, nan
+    outside [0, 1] without ``eps`` (PyTorch's ``logit_backward``)."""
+    __slots__ = ("eps",)
+
+    def forward(self, a, eps):
+        self.eps = eps
+        self.save_for_backward(a)
+        if eps is not None:
+            a = np.clip(a, *self.bounds(a.dtype))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(a / (1 - a))
+
+    def bounds(self, dtype):
+        """Where the formula holds: [0, 1], or [eps, 1 - eps] in the input's dtype."""
+        if self.eps is None:
+            return 0, 1
+        eps = dtype.type(self.eps)
+        return eps, dtype.type(1) - eps
+
+    def backward(self, grad, a):
+        fill = math.nan if self.eps is None else 0.0
+        if formulas.is_array(grad):
+            low, high = self.bounds(a.dtype)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                slope = grad / (a * (1 - a))
+            return np.where((a < low) | (a > high), fill, slope).astype(grad.dtype, copy=False)
+        # (under create_graph PyTorch's differentiable form: the formula where a is inside)
+        low, high = self.bounds(a._data.dtype)
+        return formulas.where((a >= low) & (a <= high), grad / (a * (1 - a)), fill)
 
 
 # ------------------------------------------------------------------ powers
@@ -365,6 +400,23 @@ def expm1(input):
     return elementwise("expm1", input, Expm1Backward0)
 
 
+def logit(input, eps=None, *, out=None):
+    """``log(p / (1 - p))``, the inverse of ``sigmoid``; with ``eps``, ``p`` is first clamped
+    to ``[eps, 1 - eps]`` (so 0 and 1 give finite numbers)."""
+    check_tensor("logit", input)
+    result = LogitBackward0.run((input,), input._float_data(), eps)
+    return write_out(out, result, "logit", (input,))
+
+
+def logit_(input, eps=None):
+    """``logit`` in place (a float tensor only: the result is not an integer)."""
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_name(input._data.dtype)}: call logit() instead, or "
+                           "convert the tensor first (x.float())")
+    return run_in_place(input, None, lambda t: logit(t, eps))
+
+
 # ------------------------------------------ functions: rounding, more elementwise, logical ops
 
 
@@ -454,5 +506,8 @@ def square(input):
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
-FUNCTIONS = ("log10", "log2", "log1p", "expm1", "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan",)
-METHODS = ("sign", "exp", "log", "sqrt", "reciprocal", "abs", "sin", "cos", "tanh", "sigmoid", "square", "log10", "log2", "log1p", "expm1", "rsqrt", "erf", "sinh", "cosh", "asin", "acos", "atan",)
+FUNCTIONS = ("logit", "log10", "log2", "log1p", "expm1", "rsqrt", "erf", "sinh", "cosh", "asin",
+             "acos", "atan",)
+METHODS = ("logit", "logit_", "sign", "exp", "log", "sqrt", "reciprocal", "abs", "sin", "cos",
+           "tanh", "sigmoid", "square", "log10", "log2", "log1p", "expm1", "rsqrt", "erf",
+           "sinh", "cosh", "asin", "acos", "atan",)

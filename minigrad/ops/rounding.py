@@ -193,5 +193,5 @@ def bernoulli(input, p=None, *, generator=None):
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
 FUNCTIONS = ("floor", "ceil", "round", "trunc", "frac", "isinf", "nan_to_num", "logical_and",
-             "logical_or", "logical_xor", "bernoulli")
+             "logical_or", "logical_xor", "bernoulli",)
 METHODS = FUNCTIONS
