@@ -23,7 +23,7 @@ from ...utils.data import (BatchSampler, DataLoader, Dataset, RandomSampler, Sub
 from ..build import Mismatch, Piece, own_out_of_reach, register, same_dtype
 from ..checks import CheckResult
 from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
-from .ch08 import run_learner
+from .ch08_build import run_learner
 from .ch09 import training_step
 
 __all__ = ["check_digits_dataset", "check_accuracy", "training_step"]
