@@ -23,6 +23,7 @@ where a chapter's build has a module of its own) registers its pieces here with
 ``register(Piece(...))``; ``pieces()`` lists them all, in chapter order.
 """
 
+import ast
 import builtins
 import contextlib
 import dataclasses
@@ -425,7 +426,6 @@ PRELUDE = ("import math\nimport numpy as np\nimport minigrad as mg\n"
 
 def _only_imports(source):
     """Is this cell nothing but import statements (a notebook's imports)?"""
-    import ast
     try:
         body = ast.parse(source).body
     except SyntaxError:

@@ -16,10 +16,7 @@ import numpy as np
 from ... import creation
 from ...graph import no_grad
 from ...tensor import Tensor
-from ..checks import CheckResult
-from ..checks import as_floats as _as_floats
-from ..checks import all_parts as _all_parts
-from ..checks import no_answer as _no_answer, one_number as _one_number
+from ..checks import CheckResult, all_parts, as_floats, no_answer, one_number
 
 __all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes",
            "check_dynamic_graph", "check_recording_off"]
@@ -45,7 +42,7 @@ def leaf_quiz_tensors():
 def _names(name, answer, tensors):
     """The learner's answer, names of some of ``tensors``, as a set of strings; or a failed
     CheckResult that says what is wrong with its form."""
-    if _no_answer(answer):
+    if no_answer(answer):
         return CheckResult(False, f"{name}: {NO_ANSWER}")
     known = ", ".join(tensors)
     if isinstance(answer, str):
@@ -128,7 +125,7 @@ def check_grad_fn_chain(chain):
     """Exercise 2: ``chain`` lists the grad_fn names from ``loss.grad_fn`` down to the leaf,
     following the first entry of ``next_functions`` each time."""
     name = "chain"
-    if _no_answer(chain):
+    if no_answer(chain):
         return CheckResult(False, f"{name}: {NO_ANSWER}")
     if isinstance(chain, str):
         return CheckResult(False, f"{name}: expected a list of names, one per node, such as "
@@ -198,7 +195,7 @@ def check_count_nodes(count_nodes):
     """Exercise 3: ``count_nodes(tensor)`` returns how many nodes the backward graph of
     ``tensor`` has: its grad_fn and every node reachable through next_functions, each once."""
     name = "count_nodes"
-    if _no_answer(count_nodes) or not callable(count_nodes):
+    if no_answer(count_nodes) or not callable(count_nodes):
         return CheckResult(False, f"{name}: define the function in the cell above and run it.")
     cases = count_nodes_cases()
     for description, tensor in cases:
@@ -255,9 +252,9 @@ def dynamic_quiz_answer():
 
 def _nodes_message(nodes, want):
     name = "nodes"
-    if _no_answer(nodes):
+    if no_answer(nodes):
         return CheckResult(False, f"{name}: {NO_ANSWER}")
-    count = _one_number(nodes)
+    count = one_number(nodes)
     if isinstance(count, bool) or not isinstance(count, numbers.Real) or count != int(count):
         return CheckResult(False, f"{name}: expected a whole number of nodes, got {nodes!r}.")
     if count == want:
@@ -275,9 +272,9 @@ def _nodes_message(nodes, want):
 
 def _grad_message(grad, want):
     name = "grad"
-    if _no_answer(grad):
+    if no_answer(grad):
         return CheckResult(False, f"{name}: {NO_ANSWER}")
-    got = _as_floats(grad)
+    got = as_floats(grad)
     if got is None or len(got) != len(want):
         return CheckResult(False, f"{name}: expected x.grad, {len(want)} numbers (a list or "
                                   f"the tensor itself), got {grad!r}.")
@@ -298,7 +295,7 @@ def check_dynamic_graph(nodes, grad):
     """Exercise 4: for ``x = tensor(DYNAMIC_QUIZ_INPUT)``, ``grow_then_sum(x)``'s backward
     graph has ``nodes`` nodes (AccumulateGrad included), and backward leaves ``x.grad = grad``."""
     want_nodes, want_grad = dynamic_quiz_answer()
-    return _all_parts("Exercise 4", [_nodes_message(nodes, want_nodes),
+    return all_parts("Exercise 4", [_nodes_message(nodes, want_nodes),
                                      _grad_message(grad, want_grad)])
 
 
@@ -332,7 +329,7 @@ def check_recording_off(watched, leaves):
     """Exercise 5: ``watched`` is the set of names of the exercise's tensors that require
     grad, ``leaves`` the set of names of its leaves."""
     tensors = recording_off_quiz_tensors()
-    return _all_parts("Exercise 5", [
+    return all_parts("Exercise 5", [
         _recording_off_part(
             "watched", watched, tensors, lambda t: t.requires_grad,
             "detach() and no_grad() give tensors that do not require grad; an operation "

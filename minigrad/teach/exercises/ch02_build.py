@@ -22,8 +22,7 @@ from ... import autograd, creation, dtypes, functions
 from ...graph import no_grad
 from ...ops import Op, arithmetic
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, register, same_dtype, where
-from ..build import show as _show
+from ..build import Mismatch, Piece, register, same_dtype, show, where
 from ..checks import keeps_random_state
 
 __all__ = ["OWN_MUL"]
@@ -203,7 +202,7 @@ def _check_node(node_class):
         raise Mismatch(f"x * y has grad_fn {node!r}, not your MulBackward0: does forward "
                        "return the product (an array) and nothing else?")
     if not np.allclose(z.detach().numpy(), [6.0, -4.0, -1.0]):
-        raise Mismatch(f"x * y at x = [2, -1, 0.5], y = [3, 4, -2] is {_show(z)}; expected "
+        raise Mismatch(f"x * y at x = [2, -1, 0.5], y = [3, 4, -2] is {show(z)}; expected "
                        "[6.0, -4.0, -1.0]: forward returns the elementwise product.")
     own = [n for n, _ in (x * y).grad_fn.next_functions]
     if [n for n, _ in node.next_functions] != own:
@@ -221,8 +220,8 @@ def _check_node(node_class):
     for name, operand in (("x", x), ("y", y)):
         if not any(np.shape(v) == operand.shape and np.array_equal(v, operand.detach().numpy())
                    for v in saved):
-            raise Mismatch(f"the node of x * y saved {', '.join(map(_show, saved))} but not "
-                           f"{name}'s values {_show(operand)}: when both factors need a "
+            raise Mismatch(f"the node of x * y saved {', '.join(map(show, saved))} but not "
+                           f"{name}'s values {show(operand)}: when both factors need a "
                            "gradient, backward needs both of them.")
     node.backward(np.array([1.0, 10.0, 100.0]), *node.saved)  # _watching checks the pair
 
@@ -293,8 +292,8 @@ def _compare_gradients(node_class, text, make):
                     "differentiate a * b with respect to a?" if swapped else
                     "backward gets grad, the gradient of the output a * b; multiply it by "
                     "the local derivative for each input (the chain rule, chapter 1).")
-            raise Mismatch(f"on {text}, {name}.grad is {_show(got[name])}; expected "
-                           f"{_show(want[name])}. Hint: {hint}")
+            raise Mismatch(f"on {text}, {name}.grad is {show(got[name])}; expected "
+                           f"{show(want[name])}. Hint: {hint}")
 
 
 def _product(x_values, y_values, y_needs_grad, incoming):
@@ -361,8 +360,8 @@ def _second_derivative(node_class, dtype=dtypes.float64):
     same_dtype(f"{text}, the first derivative of sum(x * y * x)", got[0], want[0])
     if not all(np.allclose(g.numpy(), w.numpy(), rtol=1e-5) for g, w in zip(got[1:], want[1:])):
         raise Mismatch(f"{text}, the second derivative of sum(x * y * x) is "
-                       f"{[_show(g) for g in got[1:]]}; expected "
-                       f"{[_show(w) for w in want[1:]]}. {_GIVEN}")
+                       f"{[show(g) for g in got[1:]]}; expected "
+                       f"{[show(w) for w in want[1:]]}. {_GIVEN}")
 
 
 @keeps_random_state

@@ -9,6 +9,7 @@ random shapes and whole graphs with the learner's piece and compares with minigr
 
 import contextlib
 import inspect
+from unittest import mock
 
 import numpy as np
 
@@ -18,8 +19,7 @@ from ...creation import tensor
 from ...dtypes import float64
 from ...ops import formulas, linalg
 from ...ops import op as _op
-from ..build import Mismatch, Piece, attempt, register, same_dtype
-from ..build import show as _show
+from ..build import Mismatch, Piece, attempt, register, same_dtype, show
 from ..checks import keeps_random_state
 
 
@@ -63,8 +63,8 @@ def _compare_backward(plug, obj, text, build, name):
         got = leaves[n].grad
         if got is None or not _close(got.numpy(), expected):
             raise Mismatch(f"plugged into backward() on {text}, {n}.grad is "
-                           f"{None if got is None else _show(got.numpy())}; expected "
-                           f"{_show(expected)} (your {name} gives the right results when "
+                           f"{None if got is None else show(got.numpy())}; expected "
+                           f"{show(expected)} (your {name} gives the right results when "
                            "called alone: does it depend on anything but its arguments?)")
         same_dtype(f"plugged into backward() on {text}, {n}.grad", got, expected)
 
@@ -111,7 +111,6 @@ def _sum_to_with(sum_to):
 
 
 def _plug_sum_to(sum_to):
-    from unittest import mock
     return mock.patch.object(formulas, "sum_to", _sum_to_with(sum_to))
 
 
@@ -184,7 +183,7 @@ def _compare_sum_to(sum_to, grad, shape, label):
         raise Mismatch(f"{call} returned a {type(got).__name__}; return a numpy array (the "
                        "engine's gradients are numpy arrays: use numpy's sum on grad).")
     if not np.array_equal(grad, before):
-        raise Mismatch(f"{call} changed grad itself; leave it as it is (another input may "
+        raise Mismatch(f"{call} changed grad itself; leave it is (another input may "
                        "receive the same array) and return a new one.")
     if got.dtype != grad.dtype:
         raise Mismatch(f"{call} returned {got.dtype} numbers for a {grad.dtype} gradient; "
@@ -203,7 +202,7 @@ def _compare_sum_to(sum_to, grad, shape, label):
         elif copies > 1 and _close(got, _one_copy(grad, shape)):
             extra = (" Yours keeps the gradient of one copy (an index such as grad[0]): add "
                      "the gradients of all the copies instead.")
-        raise Mismatch(f"{call} returned {_show(got)}; expected {_show(want)}. The shape is "
+        raise Mismatch(f"{call} returned {show(got)}; expected {show(want)}. The shape is "
                        "right but not the numbers: each entry must be the sum of the gradients "
                        f"of every copy broadcasting made of that input number.{extra}")
 
@@ -381,7 +380,6 @@ _OWN_BACKWARD = {node: node.backward for node in (
 
 @contextlib.contextmanager
 def _plug_mm_backward(mm_backward):
-    from unittest import mock
     with mock.patch.object(linalg.MmBackward0, "backward", _mm_with(mm_backward)), \
             mock.patch.object(linalg.BmmBackward0, "backward", _mm_with(mm_backward)), \
             mock.patch.object(linalg.MatmulBackward0, "backward", _matmul_with(mm_backward)), \
@@ -491,7 +489,7 @@ def _compare_mm(mm_backward, a, b, grad, label):
         raise Mismatch(f"{call} returned {type(result).__name__}; return two gradients, "
                        "(grad_a, grad_b).")
     if not np.array_equal(given, grad):
-        raise Mismatch(f"{call} changed grad itself; leave it as it is (minigrad may hand "
+        raise Mismatch(f"{call} changed grad itself; leave it is (minigrad may hand "
                        "the same array to other nodes) and compute new arrays.")
     want = _own_mm_gradients(a, b, grad)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -511,11 +509,11 @@ def _compare_mm(mm_backward, a, b, grad, label):
         if not _close(got, expected):
             uses = int(np.prod(full)) // max(expected.size, 1)
             if batched and uses > 1 and _close(got, expected / uses):
-                raise Mismatch(f"{call}: {name} is {_show(got)}; expected {_show(expected)}. "
+                raise Mismatch(f"{call}: {name} is {show(got)}; expected {show(expected)}. "
                                f"Yours is a mean over the batch: each product that used "
                                f"{operand} sends back its whole gradient, so add them; do "
                                "not divide by their number.")
-            raise Mismatch(f"{call}: {name} is {_show(got)}; expected {_show(expected)}. The "
+            raise Mismatch(f"{call}: {name} is {show(got)}; expected {show(expected)}. The "
                            "shape is right, not the numbers: dL/dA[i, j] sums grad[i, k] "
                            "* B[j, k] over k, and dL/dB[j, k] sums A[i, j] * grad[i, k] over "
                            f"i (section 6). Is the transpose on the right factor, {other}'s "

@@ -15,9 +15,9 @@ from ...creation import from_numpy, tensor
 from ...dtypes import float64
 from ...graph import no_grad
 from ...optim import sgd as _sgd_module
-from ..build import show as _show
-from ..checks import CheckResult, check, not_a_function
-from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer, one_number as _one_number
+from ..build import show
+from ..checks import (
+    CheckResult, all_parts, check, keeps_random_state, no_answer, not_a_function, one_number)
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
 from .ch08_build import TORCH_SGD_DEFAULTS  # the build's table, also read as ch08.TORCH_SGD_DEFAULTS
 
@@ -52,23 +52,23 @@ def _two_epochs(zero_grad):
     return grad, model.weight.item()
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_two_epochs_without_zero_grad(grad_with, grad_without, weight_without):
     """Exercise 1: start at w = 0, SGD with lr = 0.01. ``grad_with``: weight.grad after the
     second backward when zero_grad() runs every epoch; ``grad_without``: the same when it
     never runs; ``weight_without``: the weight after the second step without zero_grad."""
     want_with, _ = _two_epochs(zero_grad=True)
     want_without, want_weight = _two_epochs(zero_grad=False)
-    return _together("Exercise 1", [
-        check("weight.grad in epoch 2 with zero_grad()", _one_number(grad_with), want_with,
+    return all_parts("Exercise 1", [
+        check("weight.grad in epoch 2 with zero_grad()", one_number(grad_with), want_with,
               tol=1e-3,
               hint="with zero_grad() the .grad of epoch 2 is just the gradient at the weight "
                    "epoch 1 left behind. Find that weight first: w1 = w0 - lr * g(w0)."),
-        check("weight.grad in epoch 2 without zero_grad()", _one_number(grad_without),
+        check("weight.grad in epoch 2 without zero_grad()", one_number(grad_without),
               want_without, tol=1e-3,
               hint="the first step is the same in both runs, and so is the weight it reaches; "
                    "but nothing cleared epoch 1's gradient before epoch 2's backward()."),
-        check("weight after the second step without zero_grad()", _one_number(weight_without),
+        check("weight after the second step without zero_grad()", one_number(weight_without),
               want_weight, tol=1e-3,
               hint="step() uses whatever .grad holds at that moment: w2 = w1 - lr * weight.grad."),
     ])
@@ -85,14 +85,14 @@ def _learning_rate_problem(lr):
     return None
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_learning_rate(lr_good, lr_limit):
     """Exercise 2: ``lr_good``, a learning rate with which the chapter's SGD run (with
     zero_grad) gets the loss below 0.22 within 20 epochs; ``lr_limit``, the learning rate
     above which plain SGD on this problem no longer converges (2 / 92)."""
     results = []
     name = f"lr_good (loss below {GOOD_LOSS} within {GOOD_EPOCHS} epochs)"
-    if _no_answer(lr_good):
+    if no_answer(lr_good):
         results.append(check(name, lr_good, 0.0))  # the "no answer yet" message
     elif _learning_rate_problem(lr_good):
         results.append(CheckResult(False, f"{name}: {_learning_rate_problem(lr_good)}."))
@@ -111,11 +111,11 @@ def check_learning_rate(lr_good, lr_limit):
                                               f"still {last:.4f} in epoch {GOOD_EPOCHS}: it falls, "
                                               "but too slowly. Try a bigger one."))
     h = 2 * float(np.mean(REGRESSION_X.astype(np.float64) ** 2))   # the curvature, 92
-    results.append(check("lr_limit", _one_number(lr_limit), 2 / h, tol=2e-4,
+    results.append(check("lr_limit", one_number(lr_limit), 2 / h, tol=2e-4,
                          hint="each step multiplies the distance to the best weight by "
                               "(1 - 92 * lr). The steps shrink that distance as long as this "
                               "factor lies between -1 and 1."))
-    return _together("Exercise 2", results)
+    return all_parts("Exercise 2", results)
 
 
 # ---------------------------------------------------------------- exercise 3: the seed loop, fixed
@@ -186,7 +186,7 @@ def _loop_mismatch(name, got, start, variants):
             "per sample, against the gradient of that sample's loss.")
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_fixed_loop(gradient_descent):
     """Exercise 3: ``gradient_descent(data, targets, W, b, learning_rate)``, the source's
     vanilla loop with its three bugs fixed: one step per sample on the sum of its squared
@@ -278,7 +278,7 @@ def _frozen_problem(name, p, start):
     return None
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_train_last_layer(train_last_layer):
     """Exercise 4: ``train_last_layer(model, inputs, targets, lr, steps)`` freezes all but
     the last layer of an ``nn.Sequential`` and trains it with SGD (momentum 0.9) on the MSE."""
@@ -314,7 +314,7 @@ def check_train_last_layer(train_last_layer):
             if not np.allclose(p.detach().numpy(), own[name].detach().numpy(), atol=1e-9):
                 moved = not np.array_equal(p.detach().numpy(), start[name])
                 return CheckResult(False, f"{where}: the last layer's {name} is "
-                                          f"{_show(p)}, not where {steps} steps take it."
+                                          f"{show(p)}, not where {steps} steps take it."
                                           + (" Hint: SGD(model.parameters(), lr=lr, "
                                              "momentum=0.9) on nn.MSELoss(), one zero_grad, "
                                              "backward and step per step." if moved else

@@ -19,9 +19,9 @@ from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...optim import sgd as _sgd_module
 from ...tensor import Tensor
-from ..build import Mismatch, Piece, not_defined_here, own_out_of_reach, register, same_dtype, where
-from ..build import show as _show
-from ..checks import keeps_random_state as _leaves_rng_alone
+from ..build import (
+    Mismatch, Piece, not_defined_here, own_out_of_reach, register, same_dtype, show, where)
+from ..checks import keeps_random_state
 from ..stepping import training_run
 
 __all__ = ["TORCH_SGD_DEFAULTS", "run_learner"]
@@ -207,14 +207,14 @@ def _sgd_trajectory(sgd_class, case, seed):
                 if not hint and two_groups and name != "w":
                     hint = (" Hint: this parameter's group has settings of its own (lr 0.02, "
                             "momentum 0.5): read each setting from the group.")
-            raise Mismatch(f"{label}, step {step}{what}: parameter {name} is {_show(got)}; "
-                           f"expected {_show(want)}.{hint}")
+            raise Mismatch(f"{label}, step {step}{what}: parameter {name} is {show(got)}; "
+                           f"expected {show(want)}.{hint}")
         _compare_buffers(optimizer, own, params, own_params, label, step,
                          lambda name: _group_settings(settings, two_groups, name), before)
 
 
 def _grads_unchanged(params, grads, label, step):
-    """step() reads each .grad and leaves it as it was: backward() adds into it, so a
+    """step() reads each .grad and leaves it was: backward() adds into it, so a
     changed .grad would leak into later steps whenever gradients accumulate."""
     for name, p in params.items():
         before, now = grads[name], p.grad
@@ -222,7 +222,7 @@ def _grads_unchanged(params, grads, label, step):
             continue
         if not np.array_equal(now.detach().numpy(), before):
             raise Mismatch(f"{label}, step {step}: step() changed {name}.grad from "
-                           f"{_show(before)} to {_show(now.detach().numpy())}. Hint: step() "
+                           f"{show(before)} to {show(now.detach().numpy())}. Hint: step() "
                            "reads the gradient and leaves it alone; compute weight decay and "
                            "momentum in a new tensor (backward() keeps adding into .grad, and "
                            "a changed .grad would leak into the next steps).")
@@ -281,7 +281,7 @@ def _compare_buffers(optimizer, own, params, own_params, label, step, settings_o
                         "gradient before the buffer: the buffer adds up the decayed gradients "
                         "(gradient plus weight_decay times the parameter), not the plain ones.")
             raise Mismatch(f"{label}, after step {step}: the momentum buffer of {name} is "
-                           f"{_show(got)}; expected {_show(buffer)}.{hint}")
+                           f"{show(got)}; expected {show(buffer)}.{hint}")
 
 
 def _check_zero_grad(sgd_class):
@@ -293,7 +293,7 @@ def _check_zero_grad(sgd_class):
     for name in ("w", "b"):
         grad = params[name].grad
         if grad is None or np.any(grad.numpy() != 0):
-            raise Mismatch(f"zero_grad(set_to_none=False) left {name}.grad = {_show(grad)}; "
+            raise Mismatch(f"zero_grad(set_to_none=False) left {name}.grad = {show(grad)}; "
                            "expected a tensor of zeros.")
     loss_fn().backward()
     optimizer.zero_grad()
@@ -345,8 +345,8 @@ def _check_defaults(sgd_class):
     for name, p in params.items():
         want, got = own_params[name].detach().numpy(), p.detach().numpy()
         if not np.allclose(got, want, rtol=1e-10, atol=1e-12):
-            raise Mismatch(f"{label}, step 1: parameter {name} is {_show(got)}; expected "
-                           f"{_show(want)}, a step with PyTorch's default lr=0.001.")
+            raise Mismatch(f"{label}, step 1: parameter {name} is {show(got)}; expected "
+                           f"{show(want)}, a step with PyTorch's default lr=0.001.")
 
 
 _FLOAT32_SETTINGS = dict(lr=0.05, momentum=0.9, weight_decay=0.01)
@@ -387,28 +387,28 @@ def _check_float32(sgd_class, steps=3):
         loss_of(layer).backward()
         own.step()
         run_learner(f"{label}, step {step}: step()", optimizer.step, _recorded_hint)
-        where = f"{label}, after step {step}"
+        context = f"{label}, after step {step}"
         for name, p in layer.named_parameters():
             if p is not originals[name]:
-                raise Mismatch(f"{where}: the model's {name} is another tensor than the "
+                raise Mismatch(f"{context}: the model's {name} is another tensor than the "
                                "Parameter it had. Hint: change each parameter itself, in "
                                "place: the model must keep its very Parameter objects.")
             want = own_originals[name]
-            same_dtype(f"{where}: parameter {name}", p, want)
+            same_dtype(f"{context}: parameter {name}", p, want)
             if not np.allclose(p.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6):
-                raise Mismatch(f"{where}: parameter {name} is {_show(p)}; expected "
-                               f"{_show(want)}.")
+                raise Mismatch(f"{context}: parameter {name} is {show(p)}; expected "
+                               f"{show(want)}.")
             buffer = own.state[want]["momentum_buffer"]
             entry = optimizer.state.get(p, {}) if hasattr(optimizer.state, "get") else {}
             mine = entry.get("momentum_buffer") if hasattr(entry, "get") else None
             if mine is not None:
-                same_dtype(f"{where}: the momentum buffer of {name}", mine, buffer)
+                same_dtype(f"{context}: the momentum buffer of {name}", mine, buffer)
         with no_grad():
-            same_dtype(f"{where}: the loss of the next forward pass", loss_of(layer),
+            same_dtype(f"{context}: the loss of the next forward pass", loss_of(layer),
                        loss_of(own_layer))
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def _sgd_battery(sgd_class, seeds=(0, 1, 2)):
     """Every case on several seeded problems, step by step against minigrad's SGD; float32
     parameters of a model; PyTorch's defaults; then zero_grad; then the chapter's
