@@ -288,11 +288,11 @@ def _observe(leaves, before):
     for name, t in leaves.items():
         grad, old = t.grad, before[name]
         others = [u.grad for n, u in leaves.items() if n != name and u.grad is not None]
-        shared = grad is not None and any(np.shares_memory(grad._data, o._data)
-                                          for o in others)
-        seen[name] = (None if grad is None else grad._data.copy(),
+        shared = grad is not None and any(
+            np.shares_memory(grad.detach().numpy(), o.detach().numpy()) for o in others)
+        seen[name] = (None if grad is None else grad.detach().numpy().copy(),
                       grad is not None and grad is old,
-                      None if old is None else old._data.copy(), shared,
+                      None if old is None else old.detach().numpy().copy(), shared,
                       grad, grad is not None and grad.requires_grad)
     return seen
 
@@ -428,15 +428,15 @@ def _check_copies(accumulate):
         if not isinstance(t.grad, Tensor):
             raise Mismatch(f"after {text}, {name}.grad is {type(t.grad).__name__}; expected a "
                            "tensor (a leaf's .grad is a Tensor, as in PyTorch).")
-    if np.shares_memory(x.grad._data, grad) or np.shares_memory(y.grad._data, grad):
+    if any(np.shares_memory(t.grad.detach().numpy(), grad) for t in (x, y)):
         raise Mismatch(f"after {text}, x.grad and y.grad are that very array g, not copies of "
                        f"it.{_HINTS['shared']} Give the first gradient memory of its own.")
     accumulate(x, np.array([1.0, 1.0, 1.0]))
     grad[:] = 100.0
     for name, t, expected in (("x", x, [1.5, 0.0, 3.0]), ("y", y, [0.5, -1.0, 2.0])):
-        if not _same(t.grad._data, np.array(expected)):
+        if not _same(t.grad.detach().numpy(), np.array(expected)):
             raise Mismatch(f"after {text}, accumulate(x, [1.0, 1.0, 1.0]) and g changed by the "
-                           f"engine, {name}.grad is {show(t.grad._data)}; expected "
+                           f"engine, {name}.grad is {show(t.grad.detach().numpy())}; expected "
                            f"{expected}.{_HINTS['shared']}")
 
 

@@ -19,7 +19,7 @@ from ..build import show
 from ..checks import (
     CheckResult, all_parts, check, keeps_random_state, no_answer, not_a_function, one_number)
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
-from .ch08_build import TORCH_SGD_DEFAULTS  # the build's table, also read as ch08.TORCH_SGD_DEFAULTS
+from .ch08_build import TORCH_SGD_DEFAULTS  # also read as ch08.TORCH_SGD_DEFAULTS
 
 __all__ = ["check_two_epochs_without_zero_grad", "check_learning_rate", "check_fixed_loop",
            "check_train_last_layer", "GOOD_LOSS", "GOOD_EPOCHS", "TORCH_SGD_DEFAULTS"]
