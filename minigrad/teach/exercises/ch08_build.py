@@ -1,6 +1,6 @@
 """Chapter 8's build exercise (``notebooks/08b_optimizers.ipynb``): ``SGD``, a subclass of
-``optim.Optimizer`` with momentum, dampening, Nesterov and weight decay, registered with
-``teach.build`` as the piece ``sgd``.
+``optim.Optimizer`` with momentum and weight decay, registered with ``teach.build`` as the
+piece ``sgd``.
 
 ``teach.use(sgd=...)`` makes ``minigrad.optim.SGD`` the learner's class inside the block. The
 check runs the learner's optimizer and minigrad's own side by side on the same problems, step
