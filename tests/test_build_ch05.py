@@ -510,11 +510,13 @@ def test_a_subclass_of_minigrads_node_is_refused():
      "ops.linalg._right_grad"),
     ("return (formulas.sum_to(grad @ np.swapaxes(b, -1, -2), a.shape),\n"
      "            formulas.sum_to(np.swapaxes(a, -1, -2) @ grad, b.shape))", "ops.formulas.sum_to"),
-    ("return ch05._own_mm_gradients(a, b, grad)", "teach.exercises.ch05._own_mm_gradients"),
+    ("return ch05_build._own_mm_gradients(a, b, grad)",
+     "teach.exercises.ch05_build._own_mm_gradients"),
 ])
 def test_a_wrapper_of_minigrads_own_mm_backward_is_refused(body, label):
-    from minigrad.teach.exercises import ch05
-    names = {"np": np, "linalg": linalg, "formulas": formulas, "ch05": ch05, "node": None}
+    from minigrad.teach.exercises import ch05_build
+    names = {"np": np, "linalg": linalg, "formulas": formulas, "ch05_build": ch05_build,
+             "node": None}
     exec(f"def mm_backward(grad, a, b):\n    {body}\n", names)
     result = teach.check_piece("matmul_backward", names["mm_backward"])
     assert not result and "it uses minigrad's own" in result.message and label in result.message

@@ -18,16 +18,19 @@ in: minigrad's own runs, so the course works for a learner who skips an exercise
 Chapter 10's payoff, ``teach.my_pieces()``, collects every piece the learner wrote in the
 saved notebooks, checks each, and plugs in those that pass for a whole training run.
 
-Each chapter's exercise module (``teach.exercises.chNN``) registers its pieces here with
+Each chapter's exercise module (``teach.exercises.chNN``, or ``teach.exercises.chNN_build``
+where a chapter's build has a module of its own) registers its pieces here with
 ``register(Piece(...))``; ``pieces()`` lists them all, in chapter order.
 """
 
+import ast
 import builtins
 import contextlib
 import dataclasses
 import dis
 import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import sys
@@ -86,7 +89,10 @@ def register(piece):
 def pieces():
     """Every piece of the build track, in chapter order."""
     for chapter in CHAPTERS:
-        importlib.import_module(f"{__package__}.exercises.{chapter}")
+        for module in (chapter, f"{chapter}_build"):
+            name = f"{__package__}.exercises.{module}"
+            if name in sys.modules or importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
     return sorted(_PIECES.values(), key=lambda piece: piece.chapter)
 
 
@@ -420,7 +426,6 @@ PRELUDE = ("import math\nimport numpy as np\nimport minigrad as mg\n"
 
 def _only_imports(source):
     """Is this cell nothing but import statements (a notebook's imports)?"""
-    import ast
     try:
         body = ast.parse(source).body
     except SyntaxError:

@@ -13,7 +13,7 @@ from ..random import default_generator
 from .._tensor import Tensor
 
 __all__ = ["check", "check_function", "CheckResult", "MISSING", "no_answer", "one_number",
-           "all_parts", "keeps_random_state", "graded"]
+           "all_parts", "keeps_random_state", "graded", "describe", "as_floats", "not_a_function"]
 
 
 class _Missing:
@@ -49,7 +49,9 @@ def _as_array(value):
     return np.asarray(value, dtype=float)
 
 
-def _describe(value):
+def describe(value):
+    """How a message shows a learner's value: a tensor as its repr without the graph
+    (``tensor([1., 2.])``), anything else as its repr."""
     if isinstance(value, Tensor):
         return repr(value.detach())
     return repr(value)
@@ -73,7 +75,7 @@ def check(name, answer, expected, tol=1e-6, hint=None):
                                   f"answer has shape {tuple(want.shape)}."
                                   + (f" Hint: {hint}" if hint else ""))
     if not np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True):
-        return CheckResult(False, f"{name}: {_describe(answer)} is not right yet."
+        return CheckResult(False, f"{name}: {describe(answer)} is not right yet."
                                   + (f" Hint: {hint}" if hint else ""))
     return CheckResult(True, f"{name}: correct!")
 

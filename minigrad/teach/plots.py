@@ -5,9 +5,14 @@ lists the numbers the picture shows (first and last value of each curve, ...), w
 nbval compares. ``path=`` also writes the figure (.svg or .png) reproducibly.
 """
 
+import io
+
 import numpy as np
 
+from ..creation import tensor
+from ..dtypes import float64
 from . import saving, style
+from .stepping import tangent_at
 
 __all__ = ["Chart", "plot_losses", "plot_curves", "plot_tangent", "plot_function"]
 
@@ -28,7 +33,6 @@ class Chart:
         self.alt = alt or summary
 
     def _png(self):
-        import io
         buffer = io.BytesIO()
         self.figure.savefig(buffer, format="png", bbox_inches="tight")
         return buffer.getvalue()
@@ -142,12 +146,9 @@ def plot_function(f, xs, title=None, path=None, label="f(x)", xlabel="x"):
 def plot_tangent(f, x0, slope=None, xs=None, title=None, path=None, xlabel="x", ylabel="f(x)"):
     """f and its tangent line at x0 (slope from autograd unless given)."""
     import matplotlib
-    from .stepping import tangent_at
     value, auto_slope = tangent_at(f, x0)
     slope = auto_slope if slope is None else slope
     xs = np.linspace(x0 - 3, x0 + 3, 121) if xs is None else np.asarray(xs, dtype=float)
-    from ..creation import tensor
-    from ..dtypes import float64
     ys = np.array([float(f(tensor(float(x), dtype=float64))) for x in xs])
     with matplotlib.rc_context(style.rc()):
         fig, ax = _figure()

@@ -8,6 +8,8 @@ what a learner reads is what runs. JupyterLab shows it highlighted; the plain-te
 import inspect
 from pathlib import Path
 
+from . import build
+
 __all__ = ["show_source", "SourceView"]
 
 
@@ -49,7 +51,6 @@ def show_source(obj, lines=None, start=None, after=None):
     answer never sits on screen before theirs is written.
     """
     if after is not None:
-        from . import build
         if not build.passed(after):
             name = getattr(obj, "__qualname__", getattr(obj, "__name__", "piece"))
             return NotYet(build.piece_named(after).defines, name)

@@ -10,7 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import graph
+from .. import graph, nn, optim
+from ..creation import from_numpy, tensor
+from ..dtypes import float64
+from ..random import manual_seed
 from .._tensor import Tensor
 
 __all__ = ["BackwardStep", "backward_steps", "accumulation_states", "training_run",
@@ -106,8 +109,7 @@ def accumulation_states(actions=("backward", "backward", "backward", "zero_")):
     """The seed example for real: x = 2, then each action in turn; "backward" computes
     z = 3x² afresh and runs z.backward(). Returns x.grad after each action (None before the
     first backward)."""
-    from .. import creation
-    x = creation.tensor([2.0], requires_grad=True)
+    x = tensor([2.0], requires_grad=True)
     states = []
     for action in actions:
         if action == "backward":
@@ -138,9 +140,6 @@ def training_run(lr=0.001, zero_grad=True, accumulation_steps=1, epochs=50, seed
     ``zero_grad`` the gradient equals the full batch's whatever the split; without it,
     gradients of earlier epochs pile up.
     """
-    from .. import nn, optim
-    from ..creation import from_numpy
-    from ..random import manual_seed
     manual_seed(seed)
     model = nn.Linear(1, 1, bias=False)
     opt = getattr(optim, optimizer)(model.parameters(), lr=lr)
@@ -164,8 +163,6 @@ def training_run(lr=0.001, zero_grad=True, accumulation_steps=1, epochs=50, seed
 
 def tangent_at(f, x0):
     """f(x0) and f'(x0), the slope computed by minigrad's autograd."""
-    from ..creation import tensor
-    from ..dtypes import float64
     x = tensor(float(x0), dtype=float64, requires_grad=True)
     y = f(x)
     y.backward()

@@ -5,8 +5,10 @@ the wiring of sliders and buttons to it.
 """
 
 import ipywidgets as widgets
+import numpy as np
 from IPython.display import display
 
+from ..creation import tensor as make_tensor
 from .drawing import draw_graph
 from .plots import plot_losses, plot_tangent
 from .stepping import backward_steps, training_run
@@ -56,7 +58,6 @@ def accumulation_demo():
     """Press the backward button and watch ``x.grad`` go 12, 24, 36; press ``zero_()`` to
     reset. The tensors are real: x = 2, and each press computes z = 3 * x * x afresh and
     runs ``z.backward()``, as each step of a training loop does."""
-    from .. import tensor as make_tensor
     state = {}
 
     def reset():
@@ -129,7 +130,6 @@ def tangent_explorer(f=None, low=-3.0, high=3.0):
     if f is None:
         def f(x):
             return x ** 3 / 3 - x
-    import numpy as np
     x0 = widgets.FloatSlider(value=1.0, min=low, max=high, step=0.1, description="x0")
     picture = widgets.Output()
 

@@ -8,8 +8,7 @@ from ... import creation, nn, optim
 from ...graph import no_grad
 from ...random import default_generator
 from ..._tensor import Tensor
-from ..checks import CheckResult, check, not_a_function
-from ..checks import no_answer as _no_answer
+from ..checks import CheckResult, check, no_answer, not_a_function
 
 __all__ = ["check_product", "check_prediction", "check_training_step"]
 
@@ -17,7 +16,7 @@ __all__ = ["check_product", "check_prediction", "check_training_step"]
 def check_product(product):
     """Exercise 1: ``product`` is 3 * 4 computed with tensors: a tensor holding 12."""
     name = "product"
-    if _no_answer(product):
+    if no_answer(product):
         return check(name, product, 12)
     if not isinstance(product, Tensor):
         return CheckResult(False, f"{name}: {product!r} is of type {type(product).__name__}, "
@@ -36,7 +35,7 @@ def check_prediction(prediction, model):
     shape (1, 1) from a batch of one sample with one feature, or of shape (1,) from one
     sample given without a batch dimension (``nn.Linear`` takes both, as in PyTorch)."""
     name = "prediction"
-    if _no_answer(prediction):
+    if no_answer(prediction):
         return check(name, prediction, 7.0)
     if not isinstance(prediction, Tensor):
         return CheckResult(False, f"{name}: {prediction!r} is of type "
@@ -99,7 +98,7 @@ def check_training_step(training_step, steps=3):
         except Exception as error:  # the learner's code: report it, never crash the notebook
             return CheckResult(False, f"{name}: step {step} raised {type(error).__name__}: {error}")
         want = _reference_step(reference, criterion, reference_optimizer, inputs, targets)
-        if _no_answer(loss):
+        if no_answer(loss):
             return CheckResult(False, f"{name}: returned {loss!r}. Return this step's loss as "
                                       "a Python number.")
         result = check(f"{name}: the loss returned at step {step}", loss, want, tol=1e-5,

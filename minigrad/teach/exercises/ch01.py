@@ -13,12 +13,13 @@ reference, or the learner's inside ``with teach.use(dual=Dual)``.
 import math
 import re
 import sys
+from unittest import mock
 
 import numpy as np
 
 from ... import creation, dtypes
 from ...autograd.functional import jvp
-from ..build import Mismatch, Piece, attempt, register, same_dtype
+from ..build import Mismatch, Piece, attempt, register, same_dtype, where
 from ..checks import MISSING, CheckResult, check, check_function, keeps_random_state
 
 __all__ = ["check_numerical_derivative", "check_chain_rule", "check_best_step",
@@ -246,7 +247,6 @@ def forward_mode_gradient(f, values):
 
 def _plug_dual(dual):
     """Forward mode (``forward_mode_*`` here, chapter 3's section 8) computes with ``dual``."""
-    from unittest import mock
     return mock.patch.object(sys.modules[__name__], "Dual", dual)
 
 
@@ -404,31 +404,31 @@ def _compare_dual(dual, text, point, rule):
     """Evaluate ``text`` on the learner's Duals and compare value and tangent with
     minigrad's backward(); raise Mismatch naming the function, the point and both numbers."""
     inputs = {name: dual(value, tangent) for name, (value, tangent) in point.items()}
-    where = f"{text} at {_show_point(point, text)}"
+    context = f"{text} at {_show_point(point, text)}"
     try:
         result = eval(_compiled(text), {}, dict(inputs))  # noqa: S307 - the battery's own
     except Exception as error:  # the learner's code: say which operation failed, and where
-        raise Mismatch(f"{where} raised {type(error).__name__}: {error}"
-                       f"{_where(error)}.{_why_it_raised(text, error, _name_of(dual))}") from None
+        raise Mismatch(f"{context} raised {type(error).__name__}: {error}"
+                       f"{where(error)}.{_why_it_raised(text, error, _name_of(dual))}") from None
     if not (hasattr(result, "value") and hasattr(result, "tangent")):
-        raise Mismatch(f"{where} returned {type(result).__name__} {result!r}, not a Dual: "
+        raise Mismatch(f"{context} returned {type(result).__name__} {result!r}, not a Dual: "
                        "every operation returns a new Dual(value, tangent).")
     for name, (value, tangent) in point.items():
         now = (inputs[name].value, inputs[name].tangent)
         if now != (value, tangent):
-            raise Mismatch(f"{where} changed its input {name}: it is now "
+            raise Mismatch(f"{context} changed its input {name}: it is now "
                            f"Dual({now[0]!r}, {now[1]!r}). Leave the operands as they are "
                            "and return a new Dual.")
     want_value, want_tangent = _backward_says(text, point)
     got_value, got_tangent = _as_float(result.value), _as_float(result.tangent)
     if got_value is None or not math.isclose(got_value, want_value, rel_tol=1e-9,
                                              abs_tol=1e-12):
-        raise Mismatch(f"the value of {where} is {result.value!r}; expected "
+        raise Mismatch(f"the value of {context} is {result.value!r}; expected "
                        f"{round(want_value, 8)!r}. The value is computed as with plain numbers."
                        f"{_reflected_hint(text)}")
     if got_tangent is None or not math.isclose(got_tangent, want_tangent, rel_tol=1e-8,
                                                abs_tol=1e-10):
-        raise Mismatch(f"the tangent of {where} is {result.tangent!r}; expected "
+        raise Mismatch(f"the tangent of {context} is {result.tangent!r}; expected "
                        f"{round(want_tangent, 8)!r} (what backward() gives). Hint: {_RULES[rule]}"
                        f"{_constant_hint(text)}{_reflected_hint(text)}")
 
@@ -437,11 +437,6 @@ def _compiled(text):
     """The battery's expression, compiled under a name that ``where`` does not take for the
     learner's cell."""
     return compile(text, "the check's expression", "eval")
-
-
-def _where(error):
-    from ..build import where
-    return where(error)
 
 
 def _constructor(dual):

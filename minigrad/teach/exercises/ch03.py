@@ -8,19 +8,18 @@ Every check computes the right answer itself with minigrad, never raises, and re
 """
 
 import contextlib
+from unittest import mock
 
 import numpy as np
 
 from ... import graph
-from ...autograd import Function, gradcheck
-from ...autograd import grad as _autograd_grad
+from ...autograd import Function, grad as autograd_grad, gradcheck
 from ...creation import tensor
 from ...dtypes import float32, float64
+from ...ops.op import Op
 from ..._tensor import Tensor
-from ..build import Mismatch, Piece, attempt, register, same_dtype, use, where
-from ..build import show as _show
-from ..checks import CheckResult, check
-from ..checks import no_answer as _missing
+from ..build import Mismatch, Piece, attempt, register, same_dtype, show, use, where
+from ..checks import CheckResult, check, no_answer
 
 __all__ = ["NEURON", "neuron_graph", "order_graph", "check_neuron_gradients",
            "check_backward_order", "check_sigmoid"]
@@ -42,7 +41,7 @@ def neuron_graph():
 
 def check_neuron_gradients(grad_w, grad_b):
     """Exercise 1: d loss / d w and d loss / d b, worked out by hand."""
-    if _missing(grad_w) or _missing(grad_b):
+    if no_answer(grad_w) or no_answer(grad_b):
         return CheckResult(False, "gradients of the neuron: no answer yet. Set grad_w and "
                                   "grad_b in the cell above and run it, then run this check "
                                   "again.")
@@ -92,7 +91,7 @@ def check_backward_order(order):
     runs them. Any order in which each node comes after every node that sends it a gradient
     is accepted (for this graph there is exactly one)."""
     name = "backward order"
-    if _missing(order):
+    if no_answer(order):
         return CheckResult(False, f"{name}: no answer yet. Set order to a list of node names "
                                   "in the cell above and run it, then run this check again.")
     if isinstance(order, str) or not all(isinstance(n, str) for n in order):
@@ -144,7 +143,7 @@ def check_sigmoid(function_class):
     """Exercise 3: a ``Function`` subclass computing the sigmoid whose backward passes
     gradcheck."""
     name = "MySigmoid"
-    if _missing(function_class):
+    if no_answer(function_class):
         return CheckResult(False, f"{name}: no answer yet. Define the class in the cell above "
                                   "and run it, then run this check again.")
     if not (isinstance(function_class, type) and issubclass(function_class, Function)):
@@ -225,13 +224,11 @@ def _propagate_with(push_gradients):
 
 
 def _plug_engine(push_gradients):
-    from unittest import mock
     return mock.patch.object(graph, "propagate", _propagate_with(push_gradients))
 
 
 def _own_engine():
     """minigrad's own walk in place, whatever is plugged in around the check."""
-    from unittest import mock
     return mock.patch.object(graph, "propagate", _OWN_PROPAGATE)
 
 
@@ -353,7 +350,7 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
     leaves, loss = build(dtype)  # a fresh graph: the learner's walk calls the nodes again
     fresh_root = loss.grad_fn
     fresh_order = graph.execution_order([fresh_root])
-    where = f"on the graph {text!r}" + (" in float32" if dtype is float32 else "")
+    context = f"on the graph {text!r}" + (" in float32" if dtype is float32 else "")
     with _counting_runs() as runs:
         arrived = _call_walk(push_gradients, fresh_root, seed.copy(), text)
     if not isinstance(arrived, dict):
@@ -369,16 +366,16 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
         label = node.name() + (f" (leaf {names[id(node)]})" if id(node) in names else "")
         want = expected.get(want_node)
         got = arrived.get(node)
-        at = f"{where}, {label}, step {step} of backward's order,"
+        at = f"{context}, {label}, step {step} of backward's order,"
         if got is None:
             sent = [s for s in senders.get(node, []) if runs.get(s, 0)]
             if sent and not hasattr(node, "variable") and not runs.get(node, 0):
-                raise Mismatch(f"{at} received no gradient (expected {_show(want)}) and never "
+                raise Mismatch(f"{at} received no gradient (expected {show(want)}) and never "
                                f"ran, although {sent[0].name()}, which sends it a gradient, "
                                "ran: your walk came to it before that node had run. The order "
                                "is wrong: a node must run after every node that sends it "
                                "gradients (backward's order, the output first), never before.")
-            raise Mismatch(f"{at} received no gradient (expected {_show(want)}). Every node that "
+            raise Mismatch(f"{at} received no gradient (expected {show(want)}). Every node that "
                            "a gradient reaches must be in the dict you return.")
         if np.shape(got) != np.shape(want):
             raise Mismatch(f"{at} received a gradient of shape {tuple(np.shape(got))}; expected "
@@ -386,23 +383,23 @@ def _compare_walks(push_gradients, text, build, dtype=float64, seed_rng=None):
                            "Start from the grad you are given: it has the output's shape.")
         if not np.allclose(np.asarray(got, dtype=float), want, **tolerance):
             if seed_rng is not None and _as_if_ones(got, want_node, order, root, seed, tolerance):
-                raise Mismatch(f"{at} received {_show(got)}; expected {_show(want)}. That is "
+                raise Mismatch(f"{at} received {show(got)}; expected {show(want)}. That is "
                                "what a gradient of ones at the output would give, but the "
-                               f"gradient your walk was given here is {_show(seed)}: start the "
+                               f"gradient your walk was given here is {show(seed)}: start the "
                                "walk from the grad argument as it is (loss.backward() passes "
                                "ones, loss.backward(gradient=v) passes v).")
             hint = _value_hint(node, senders.get(node, []), runs, totals, fresh_root, seed, paths)
-            raise Mismatch(f"{at} received {_show(got)}; expected {_show(want)}.{hint}")
-        same_dtype(f"{where}, the gradient that reached {label} (step {step})", got, want)
+            raise Mismatch(f"{at} received {show(got)}; expected {show(want)}.{hint}")
+        same_dtype(f"{context}, the gradient that reached {label} (step {step})", got, want)
     for node in fresh_order:
         if runs.get(node, 0) > 1:
-            raise Mismatch(f"{where}, {node.name()} ran {runs[node]} times. "
+            raise Mismatch(f"{context}, {node.name()} ran {runs[node]} times. "
                            "Run each node once, after all the gradients meant for it have "
                            "arrived in its buffer: a walk that follows every path on its own "
                            "runs a node once per path (03a, section 4's doubling chain).")
     for name, t in leaves.items():
         if t.grad is not None:
-            raise Mismatch(f"{where}, leaf {name} got a .grad from your walk "
+            raise Mismatch(f"{context}, leaf {name} got a .grad from your walk "
                            "itself: return the leaves' totals and let backward() hand them "
                            "over (do not call a leaf's AccumulateGrad node).")
 
@@ -428,8 +425,8 @@ def _value_hint(node, senders, runs, totals, root, seed, paths):
                 and np.shape(ran_on) == np.shape(seed) and np.allclose(ran_on, seed)
                 and not np.allclose(total, seed)):
             return (f" {sender.name()}, which sends it its gradient, ran on the gradient the "
-                    f"walk was given at the output ({_show(seed)}), not on its own total "
-                    f"({_show(total)}): each node must run (apply) on the total that arrived "
+                    f"walk was given at the output ({show(seed)}), not on its own total "
+                    f"({show(total)}): each node must run (apply) on the total that arrived "
                     "in its own buffer, not on the root's gradient.")
     late = [s for s in senders if s in runs.order and node in runs.order
             and runs.order.index(s) > runs.order.index(node)]
@@ -461,9 +458,7 @@ class _Runs(dict):
 @contextlib.contextmanager
 def _counting_runs():
     """Count how often each op node runs (its ``apply``) inside the block."""
-    from unittest import mock
 
-    from ...ops.op import Op
     runs, own = _Runs(), Op.apply
 
     def apply(node, grad):
@@ -481,7 +476,7 @@ def _second_derivatives(build, seed):
     (None where there is none), with whichever walk is plugged in."""
     leaves, out = build(float64)
     xs = list(leaves.values())
-    firsts = _autograd_grad(out, xs, grad_outputs=tensor(seed), create_graph=True,
+    firsts = autograd_grad(out, xs, grad_outputs=tensor(seed), create_graph=True,
                             allow_unused=True)
     terms = [(g * (k + 1.0)).sum() for k, g in enumerate(firsts)
              if g is not None and g.requires_grad]
@@ -490,7 +485,7 @@ def _second_derivatives(build, seed):
         total = terms[0]
         for term in terms[1:]:
             total = total + term
-        seconds = _autograd_grad(total, xs, allow_unused=True)
+        seconds = autograd_grad(total, xs, allow_unused=True)
     as_array = (lambda t: None if t is None else t.detach().numpy().copy())
     return {name: (as_array(f), as_array(s)) for name, f, s in zip(leaves, firsts, seconds)}
 
@@ -512,7 +507,7 @@ def _compare_create_graph(push_gradients, text, build, seed):
             if (w is None) != (g is None) or (w is not None and not np.allclose(g, w)):
                 raise Mismatch(
                     f"on the graph {text!r}, with create_graph=True the {which} for leaf "
-                    f"{name} is {_show(g)}; expected {_show(w)}. {STAY_TENSORS}")
+                    f"{name} is {show(g)}; expected {show(w)}. {STAY_TENSORS}")
 
 
 def _compare_backward(push_gradients, text, build, seed):
@@ -531,8 +526,8 @@ def _compare_backward(push_gradients, text, build, seed):
         if (got is None) != (want[name] is None) or (
                 got is not None and not np.allclose(got, want[name], rtol=1e-4, atol=1e-5)):
             raise Mismatch(f"plugged into out.backward(gradient=v) on {text!r} (float32, v = "
-                           f"{_show(seed)}), {name}.grad is {_show(got)}; expected "
-                           f"{_show(want[name])}.")
+                           f"{show(seed)}), {name}.grad is {show(got)}; expected "
+                           f"{show(want[name])}.")
         if got is not None:
             same_dtype(f"plugged into out.backward(gradient=v) on {text!r}, {name}.grad",
                        got, want[name])

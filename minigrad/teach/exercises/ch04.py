@@ -11,6 +11,7 @@ The build exercise (``minigrad.teach.build``): ``accumulate(tensor, grad)``, wha
 
 import contextlib
 import traceback
+from unittest import mock
 
 import numpy as np
 
@@ -19,12 +20,9 @@ from ...creation import tensor
 from ...dtypes import float32, float64
 from ..._tensor import Tensor
 from ...graph import AccumulateGrad
-from ..build import Mismatch, Piece, borrowed, register, same_dtype
-from ..build import show as _show
-from ..build import where as _where
-from ..checks import MISSING, CheckResult, check, keeps_random_state
-from ..checks import as_floats as _floats
-from ..checks import all_parts as _together, one_number as _one_number
+from ..build import Mismatch, Piece, borrowed, register, same_dtype, show, where
+from ..checks import (
+    MISSING, CheckResult, all_parts, as_floats, check, keeps_random_state, one_number)
 
 __all__ = ["check_set_to_none", "check_two_paths", "check_clip_hook"]
 
@@ -46,12 +44,12 @@ def check_set_to_none(grad_after_none, old_grad):
     old = x.grad
     x.grad = None  # what optimizer.zero_grad() does by default (set_to_none=True)
     z.backward(retain_graph=True)
-    return _together("Exercise 1", [
-        check("x.grad after x.grad = None and one backward()", _one_number(grad_after_none),
+    return all_parts("Exercise 1", [
+        check("x.grad after x.grad = None and one backward()", one_number(grad_after_none),
               x.grad.item(),
               hint="with x.grad None there is nothing to add to: AccumulateGrad stores a "
                    "fresh copy of the gradient this one call computed."),
-        check("old_grad", _one_number(old_grad), old.item(),
+        check("old_grad", one_number(old_grad), old.item(),
               hint="x.grad = None only makes x forget that tensor; nothing writes into it "
                    "afterwards. (zero_() would have written zeros into that very tensor.)"),
     ])
@@ -67,11 +65,11 @@ def check_two_paths(grad_once, grad_twice):
     want_once = x.grad.item()
     z.backward(retain_graph=True)
     want_twice = x.grad.item()
-    return _together("Exercise 2", [
-        check("x.grad after one backward()", _one_number(grad_once), want_once,
+    return all_parts("Exercise 2", [
+        check("x.grad after one backward()", one_number(grad_once), want_once,
               hint="x reaches z along two paths, through y = x * x and directly through "
                    "'+ x'. Find the derivative along each path; backward adds them."),
-        check("x.grad after a second backward()", _one_number(grad_twice), want_twice,
+        check("x.grad after a second backward()", one_number(grad_twice), want_twice,
               hint="the second call computes the same gradient again, and x.grad was not "
                    "zeroed in between."),
     ])
@@ -117,7 +115,7 @@ def _arrived_result(arrived, want, want_grad):
     try:
         if isinstance(arrived, (str, bytes)):
             raise TypeError
-        got = [_floats(entry) for entry in list(arrived)]
+        got = [as_floats(entry) for entry in list(arrived)]
     except TypeError:
         return CheckResult(False, f"{name}: expected a list with one entry per backward() "
                                   f"call (each a list of numbers), got {arrived!r}.")
@@ -153,7 +151,7 @@ def _w_grad_result(w_grad, want_arrived, want):
     name = "w.grad"
     if w_grad is MISSING or w_grad is None or w_grad is Ellipsis:
         return check(name, w_grad, 0)
-    got = _floats(w_grad)
+    got = as_floats(w_grad)
     if got is None or len(got) != len(want):
         return CheckResult(False, f"{name}: expected {len(want)} numbers (w.grad itself), got "
                                   f"{w_grad!r}.")
@@ -162,7 +160,7 @@ def _w_grad_result(w_grad, want_arrived, want):
     unclipped = list(np.sum(want_arrived, axis=0))
     if np.allclose(got, unclipped):
         hint = ("w.grad was not clipped: a hook changes the gradient only by returning the "
-                "changed one; a hook that returns None leaves it as it was.")
+                "changed one; a hook that returns None leaves it was.")
     elif np.allclose(got, np.clip(want_arrived[0], -HOOK_CLIP, HOOK_CLIP)):
         hint = ("this is one call's clipped gradient: after the second backward() "
                 "AccumulateGrad has added the second one.")
@@ -177,7 +175,7 @@ def check_clip_hook(arrived, w_grad):
     records what arrives and returns it clipped to [-2, 2]; after two backward() calls,
     ``arrived`` is what the hook saw (one list per call) and ``w_grad`` is ``w.grad``."""
     want_arrived, want_grad = hook_quiz_answer()
-    return _together("Exercise 3", [
+    return all_parts("Exercise 3", [
         _arrived_result(arrived, want_arrived, want_grad),
         _w_grad_result(w_grad, want_arrived, want_grad),
     ])
@@ -227,7 +225,6 @@ def _calling_line():
 
 
 def _plug_accumulate(accumulate):
-    from unittest import mock
     return mock.patch.object(Tensor, "accumulate_grad", _accumulate_grad_with(accumulate))
 
 
@@ -291,11 +288,11 @@ def _observe(leaves, before):
     for name, t in leaves.items():
         grad, old = t.grad, before[name]
         others = [u.grad for n, u in leaves.items() if n != name and u.grad is not None]
-        shared = grad is not None and any(np.shares_memory(grad._data, o._data)
-                                          for o in others)
-        seen[name] = (None if grad is None else grad._data.copy(),
+        shared = grad is not None and any(
+            np.shares_memory(grad.detach().numpy(), o.detach().numpy()) for o in others)
+        seen[name] = (None if grad is None else grad.detach().numpy().copy(),
                       grad is not None and grad is old,
-                      None if old is None else old._data.copy(), shared,
+                      None if old is None else old.detach().numpy().copy(), shared,
                       grad, grad is not None and grad.requires_grad)
     return seen
 
@@ -347,13 +344,13 @@ def _known_error(error):
                 "np.float64, an array made from Python floats) turns float32 into float64: "
                 "make .grad from the array accumulate receives, which has the leaf's dtype.")
         return Mismatch(f"your accumulate stored a .grad of another dtype than its leaf "
-                        f"(minigrad refused it: {text}){_where(error)}.{hint}")
+                        f"(minigrad refused it: {text}){where(error)}.{hint}")
     if isinstance(error, RuntimeError) and "leaf Variable that requires grad" in text:
         return Mismatch(f"adding into .grad raised RuntimeError: {text.split('. ')[0]}"
-                        f"{_where(error)}. Your .grad requires grad.{_HINTS['requires_grad']}")
+                        f"{where(error)}. Your .grad requires grad.{_HINTS['requires_grad']}")
     if isinstance(error, TypeError) and "assigned grad expected to be a Tensor" in text:
         return Mismatch(f"your accumulate stored something that is not a tensor in .grad "
-                        f"(minigrad refused it: {text}){_where(error)}. accumulate receives a "
+                        f"(minigrad refused it: {text}){where(error)}. accumulate receives a "
                         "numpy array; a leaf's .grad is a Tensor with numbers of its own, as "
                         "in PyTorch.")
     return None
@@ -374,14 +371,14 @@ def _dtype_refusal():
         raise refused from None
 
 
-def _grad_dtype(where, name, got, want):
+def _grad_dtype(context, name, got, want):
     """.grad must have the leaf's dtype (a learner's ``tensor._grad = ...`` gets past the
     setter's own test): the float32 -> float64 slip in ``same_dtype``'s words."""
     if got is None or want is None or got.dtype == want.dtype:
         return
     if str(want.dtype).endswith("float32"):
-        same_dtype(f"{where}, {name}.grad", got, want)
-    raise Mismatch(f"{where}, {name}.grad is {str(got.dtype).replace('minigrad.', '')}, where "
+        same_dtype(f"{context}, {name}.grad", got, want)
+    raise Mismatch(f"{context}, {name}.grad is {str(got.dtype).replace('minigrad.', '')}, where "
                    f"minigrad's own keeps the leaf's {str(want.dtype).replace('minigrad.', '')}."
                    f"{_HINTS['float32']}")
 
@@ -393,28 +390,28 @@ def _compare_sequence(accumulate, program, values, steps, same_graph=False, dtyp
     with _plug_accumulate(accumulate), _dtype_refusal():
         got = _run_sequence(program, values, steps, same_graph, dtype)
     text = _PROGRAMS[program][0]
-    at = ", ".join(f"{name} = {_show(value)}" for name, value in values.items())
+    at = ", ".join(f"{name} = {show(value)}" for name, value in values.items())
     calls = [_STEP_TEXT[step] for step in steps]
     for k, (wanted, seen) in enumerate(zip(want, got)):
-        where = f"on {text} at {at}, after {', '.join(calls[:k + 1])}"
+        context = f"on {text} at {at}, after {', '.join(calls[:k + 1])}"
         for name, (w_grad, w_same, w_old, w_shared, w_tensor, w_requires) in wanted.items():
             g_grad, g_same, g_old, g_shared, g_tensor, g_requires = seen[name]
             previous = want[k - 1][name][0] if k else None
             if not _same(w_grad, g_grad):
-                raise Mismatch(f"{where}, {name}.grad is {_show(g_grad)}; expected "
-                               f"{_show(w_grad)}.{_value_hint(w_grad, g_grad, previous)}")
-            _grad_dtype(where, name, g_tensor, w_tensor)
+                raise Mismatch(f"{context}, {name}.grad is {show(g_grad)}; expected "
+                               f"{show(w_grad)}.{_value_hint(w_grad, g_grad, previous)}")
+            _grad_dtype(context, name, g_tensor, w_tensor)
             if g_requires and not w_requires:
-                raise Mismatch(f"{where}, {name}.grad requires grad.{_HINTS['requires_grad']}")
+                raise Mismatch(f"{context}, {name}.grad requires grad.{_HINTS['requires_grad']}")
             if w_same and not g_same:
                 zeroed = k and steps[k - 1] == "zero_"
-                raise Mismatch(f"{where}, {name}.grad holds the right numbers, but in a new "
+                raise Mismatch(f"{context}, {name}.grad holds the right numbers, but in a new "
                                f"tensor.{_HINTS['zeroed'] if zeroed else _HINTS['new']}")
             if not _same(w_old, g_old):
-                raise Mismatch(f"{where}, the tensor that was {name}.grad before it holds "
-                               f"{_show(g_old)}; expected {_show(w_old)}.{_HINTS['old']}")
+                raise Mismatch(f"{context}, the tensor that was {name}.grad before it holds "
+                               f"{show(g_old)}; expected {show(w_old)}.{_HINTS['old']}")
             if g_shared and not w_shared:
-                raise Mismatch(f"{where}, {name}.grad and another leaf's .grad are one and the "
+                raise Mismatch(f"{context}, {name}.grad and another leaf's .grad are one and the "
                                f"same memory.{_HINTS['shared']}")
 
 
@@ -431,15 +428,15 @@ def _check_copies(accumulate):
         if not isinstance(t.grad, Tensor):
             raise Mismatch(f"after {text}, {name}.grad is {type(t.grad).__name__}; expected a "
                            "tensor (a leaf's .grad is a Tensor, as in PyTorch).")
-    if np.shares_memory(x.grad._data, grad) or np.shares_memory(y.grad._data, grad):
+    if any(np.shares_memory(t.grad.detach().numpy(), grad) for t in (x, y)):
         raise Mismatch(f"after {text}, x.grad and y.grad are that very array g, not copies of "
                        f"it.{_HINTS['shared']} Give the first gradient memory of its own.")
     accumulate(x, np.array([1.0, 1.0, 1.0]))
     grad[:] = 100.0
     for name, t, expected in (("x", x, [1.5, 0.0, 3.0]), ("y", y, [0.5, -1.0, 2.0])):
-        if not _same(t.grad._data, np.array(expected)):
+        if not _same(t.grad.detach().numpy(), np.array(expected)):
             raise Mismatch(f"after {text}, accumulate(x, [1.0, 1.0, 1.0]) and g changed by the "
-                           f"engine, {name}.grad is {_show(t.grad._data)}; expected "
+                           f"engine, {name}.grad is {show(t.grad.detach().numpy())}; expected "
                            f"{expected}.{_HINTS['shared']}")
 
 

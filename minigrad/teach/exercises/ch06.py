@@ -23,10 +23,8 @@ from ...graph import no_grad
 from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Linear is now
 from ...random import manual_seed
 from ..._tensor import Tensor
-from ..build import Mismatch, Piece, register, same_dtype
-from ..build import attempt as _attempt
-from ..checks import CheckResult, check
-from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
+from ..build import Mismatch, Piece, attempt, register, same_dtype
+from ..checks import CheckResult, check, keeps_random_state, no_answer
 
 __all__ = ["Scorer", "check_registered_parameters", "exercise_mlp", "exercise_nested_model",
            "check_parameter_count", "check_parameter_names"]
@@ -64,12 +62,12 @@ def _as_shape(shape):
     return tuple(int(d) for d in dims)
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_registered_parameters(registered):
     """Exercise 1: ``{name: shape}`` of what ``Scorer().named_parameters()`` lists (any
     order). Each wrong answer gets the hint of the section whose idea it misses."""
     title = "registered parameters"
-    if _no_answer(registered):
+    if no_answer(registered):
         return CheckResult(False, f"{title}: no answer yet. Write the dictionary in the cell "
                                   "above and run it, then run this check again.")
     if not isinstance(registered, dict) or not all(isinstance(k, str) for k in registered):
@@ -130,11 +128,11 @@ def exercise_mlp():
     return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_parameter_count(n_params):
     """Exercise 2: how many numbers does ``exercise_mlp()`` learn?"""
     expected = sum(p.numel() for p in exercise_mlp().parameters())
-    if not _no_answer(n_params) and isinstance(n_params, (int, float, Tensor)):
+    if not no_answer(n_params) and isinstance(n_params, (int, float, Tensor)):
         value = float(n_params.item() if isinstance(n_params, Tensor) else n_params)
         weights_only = sum(p.numel() for name, p in exercise_mlp().named_parameters()
                            if name.endswith("weight"))
@@ -156,11 +154,11 @@ def exercise_nested_model():
     )
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_parameter_names(names):
     """Exercise 3: the names ``named_parameters()`` gives, in order."""
     title = "parameter names"
-    if _no_answer(names):
+    if no_answer(names):
         return CheckResult(False, f"{title}: no answer yet. Write the list in the cell above "
                                   "and run it, then run this check again.")
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
@@ -220,7 +218,7 @@ def _bool_hint(error):
 def _build(Linear, n_in, n_out, bias=True, **keywords):
     args = f"{n_in}, {n_out}" + ("" if bias else ", bias=False") + "".join(
         f", {k}={_show_dtype(v)}" for k, v in keywords.items())
-    return _attempt(f"Linear({args})", lambda: Linear(n_in, n_out, bias=bias, **keywords),
+    return attempt(f"Linear({args})", lambda: Linear(n_in, n_out, bias=bias, **keywords),
                     _bool_hint)
 
 
@@ -347,7 +345,7 @@ def _check_defaults(Linear):
     """nn.Linear's defaults: a bias without asking, keywords in_features, out_features,
     device and dtype; dtype=float64 gives float64 parameters and outputs."""
     _check_signature(Linear)
-    layer = _attempt("Linear(3, 2)", lambda: Linear(3, 2), _bool_hint)
+    layer = attempt("Linear(3, 2)", lambda: Linear(3, 2), _bool_hint)
     if getattr(layer, "bias", None) is None and not any(
             name == "bias" for name, _ in layer.named_parameters()):
         unregistered = _not_registered(layer, "Linear(3, 2)", ["bias"])
@@ -355,14 +353,14 @@ def _check_defaults(Linear):
             raise unregistered
         raise Mismatch("Linear(3, 2) has no bias: nn.Linear has one unless you pass "
                        "bias=False (the default is bias=True).")
-    _attempt("Linear(in_features=3, out_features=2, bias=True, device=None, dtype=None)",
+    attempt("Linear(in_features=3, out_features=2, bias=True, device=None, dtype=None)",
              lambda: Linear(in_features=3, out_features=2, bias=True, device=None, dtype=None),
              _bool_hint)
     for bias in (True, False):
         layer = _build(Linear, 3, 2, bias, dtype=dtypes.float64)
         _check_registered(layer, 3, 2, bias, dtype=dtypes.float64)
         x = creation.randn(4, 3, dtype=dtypes.float64)
-        out = _attempt("Linear(3, 2, dtype=mg.float64) on a float64 input", lambda: layer(x))
+        out = attempt("Linear(3, 2, dtype=mg.float64) on a float64 input", lambda: layer(x))
         if isinstance(out, Tensor):
             same_dtype("Linear(3, 2, dtype=mg.float64)'s output on a float64 input", out, x)
 
@@ -406,7 +404,7 @@ def _check_forward(Linear, rng, n_in, n_out, bias):
         x = _inputs(rng, lead, n_in)
         x_own = x.detach().clone().requires_grad_()
         shape = tuple(x.shape)
-        out = _attempt(f"{call} on an input of shape {shape}", lambda: layer(x), _forward_hint)
+        out = attempt(f"{call} on an input of shape {shape}", lambda: layer(x), _forward_hint)
         want = own(x_own)
         if not isinstance(out, Tensor):
             raise Mismatch(f"{call} on an input of shape {shape} returned "
@@ -429,7 +427,7 @@ def _check_forward(Linear, rng, n_in, n_out, bias):
                            "reach the parameters. Compute it from input and self.weight "
                            "with tensor operations (no .detach(), no numpy).")
         upstream = creation.tensor(rng.standard_normal(tuple(want.shape)).astype(np.float32))
-        _attempt(f"backward through {call}", lambda: out.backward(upstream))
+        attempt(f"backward through {call}", lambda: out.backward(upstream))
         want.backward(upstream)
         grads = [(f"{name}.grad", params[name].grad, p.grad)
                  for name, p in own.named_parameters()] + [("the input's grad", x.grad,
@@ -541,7 +539,7 @@ def _check_plugged(Linear):
         loss.backward()
         return mlp, loss
     own, own_loss = run(False)
-    mlp, loss = _attempt("section 6's MLP built with your Linear", lambda: run(True))
+    mlp, loss = attempt("section 6's MLP built with your Linear", lambda: run(True))
     if not all(type(mlp[i]) is Linear for i in (0, 2)):
         raise Mismatch("inside teach.use(linear=Linear), nn.Linear(2, 16) did not build "
                        "your class.")
@@ -557,7 +555,7 @@ def _check_plugged(Linear):
                        f"a loss that differs{difference}.")
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def _linear_battery(Linear):
     """Registration, shapes, forward and gradients (against minigrad's Linear with the same
     weights), bias=False, PyTorch's defaults and dtype keyword, the initial values after a

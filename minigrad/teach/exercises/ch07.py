@@ -19,13 +19,13 @@ from unittest import mock
 import numpy as np
 
 from ... import creation, functions, nn
+from ...graph import execution_order
 from ...nn import functional as F
 from ...ops import softmax as softmax_ops
 from ...ops.op import Op
 from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
-from ..checks import MISSING, check
-from ..checks import all_parts as _together
+from ..checks import MISSING, all_parts, check
 
 __all__ = ["check_mse_by_hand", "check_cross_entropy_by_hand", "check_soft_target_gradient",
            "MSE_PREDICTIONS", "MSE_TARGETS", "CE_SCORES", "CE_LABELS",
@@ -93,7 +93,7 @@ def check_mse_by_hand(mse, grad_pred):
         grad_hint = "the derivative of a square brings down a factor."
     elif _given(grad_pred) and _matches(grad_pred, -2 * diff / n):
         grad_hint = "check the sign: a prediction that is too big must get a positive gradient."
-    return _together("Exercise 1", [
+    return all_parts("Exercise 1", [
         check("mse", _number(mse), want_mse, tol=1e-5, hint=mse_hint),
         check("grad_pred", grad_pred, want_grad, tol=1e-5, hint=grad_hint),
     ])
@@ -378,7 +378,6 @@ def _random_logits(rng):
 
 
 def _nodes(loss):
-    from ...graph import execution_order
     return [type(node) for node in execution_order([loss.grad_fn])]
 
 

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import math
 import sys
+from unittest import mock
 
 import numpy as np
 
@@ -24,8 +25,7 @@ from ...random import Generator
 from ..._tensor import Tensor
 from ...utils.data import DataLoader, TensorDataset
 from ..build import Mismatch, Piece, register, same_dtype
-from ..checks import CheckResult, check, not_a_function
-from ..checks import all_parts as _together, keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
+from ..checks import CheckResult, all_parts, check, keeps_random_state, no_answer, not_a_function
 
 __all__ = ["accumulated_step", "training_step", "check_loss_scales", "check_steps_per_epoch",
            "check_step_contributions", "step_shares",
@@ -139,7 +139,7 @@ def _count_epoch():
 
 def _whole_number(answer):
     """An integer-valued answer as a float (so 42, 42.0 and tensor(42) all count)."""
-    if _no_answer(answer) or isinstance(answer, (bool, str, bytes)):
+    if no_answer(answer) or isinstance(answer, (bool, str, bytes)):
         return answer
     if isinstance(answer, Tensor):
         return answer.item() if answer.numel() == 1 else answer
@@ -169,7 +169,7 @@ def check_steps_per_epoch(effective_batch_size, micro_batches_per_epoch,
         steps_result = CheckResult(False, f"optimizer steps per epoch: {steps:g} counts a step "
                                           "for the micro-batches left over at the end. Hint: "
                                           "the loop steps only when (step + 1) % 4 == 0.")
-    return _together("Exercise 2", [
+    return all_parts("Exercise 2", [
         check("effective batch size", _whole_number(effective_batch_size), want_batch, tol=0,
               hint="one optimizer step uses the gradients of gradient_accumulation_steps "
                    "micro-batches of train_batch_size examples each."),
@@ -224,7 +224,7 @@ def _rnn_variants(w, xs, h0):
     }
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_step_contributions(step_contributions):
     """Exercise 3: ``step_contributions(w, xs, h0)`` returns, for h_t = tanh(w h_{t-1} + x_t)
     and the loss h_T, the list of what each time step adds into w.grad (their sum)."""
@@ -295,7 +295,6 @@ _OWN_STEP = {"ch09.accumulated_step": accumulated_step, "ch09.training_step": tr
 def _plug_accumulated_step(function):
     """``ch09.accumulated_step``, which ``training_step`` looks up at every call, is the
     learner's inside the block."""
-    from unittest import mock
     return mock.patch.object(sys.modules[__name__], "accumulated_step", function)
 
 
@@ -482,7 +481,6 @@ def _order_problem(events):
 def _watching_backward():
     """Inside the block, every ``Tensor.backward()`` call notes the tensor it was called on
     (the list the block gets): a float64 loss in a float32 step is seen there."""
-    from unittest import mock
     own, called = Tensor.backward, []
 
     def backward(self, *args, **kwargs):
@@ -614,7 +612,7 @@ def _accumulation_case(function, n, steps, seed, dtype=float64):
             seed + 10, dtype, before, _values(model), batch, leftover, steps, sizes))
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def _accumulation_battery(function):
     """The cases of ``_ACCUMULATION_CASES``, two calls each; then the chapter's kind of
     training step through ``training_step`` with the function plugged in."""

@@ -8,6 +8,7 @@ the default random generator as it found it.
 
 import inspect
 import numbers
+from unittest import mock
 
 import numpy as np
 
@@ -21,9 +22,8 @@ from ...utils import data as _data
 from ...utils.data import (BatchSampler, DataLoader, Dataset, RandomSampler, Subset,
                            TensorDataset, default_collate)
 from ..build import Mismatch, Piece, own_out_of_reach, register, same_dtype
-from ..checks import CheckResult
-from ..checks import keeps_random_state as _leaves_rng_alone, no_answer as _no_answer
-from .ch08 import run_learner
+from ..checks import CheckResult, keeps_random_state, no_answer
+from .ch08_build import run_learner
 from .ch09 import training_step
 
 __all__ = ["check_digits_dataset", "check_accuracy", "training_step"]
@@ -52,12 +52,12 @@ def _label_value(label):
     return None
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_digits_dataset(dataset_class):
     """Exercise 1: ``DigitsDataset(images, targets)``, a ``Dataset`` whose sample i is
     ``(image i as a float32 (8, 8) tensor scaled to [0, 1], label i as an integer)``."""
     title = "DigitsDataset"
-    if _no_answer(dataset_class):
+    if no_answer(dataset_class):
         return CheckResult(False, _NO_ANSWER.format(title=title, what="the class"))
     if not (isinstance(dataset_class, type) and issubclass(dataset_class, Dataset)):
         return CheckResult(False, f"{title}: expected a class that inherits from Dataset "
@@ -165,12 +165,12 @@ def _accuracy_case():
     return model, x, y
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def check_accuracy(accuracy):
     """Exercise 2: ``accuracy(model, loader)`` -> the fraction of samples classified right,
     computed with ``model.eval()`` and under ``mg.no_grad()``."""
     title = "accuracy"
-    if _no_answer(accuracy):
+    if no_answer(accuracy):
         return CheckResult(False, _NO_ANSWER.format(title=title, what="the function"))
     if not callable(accuracy):
         return CheckResult(False, f"{title}: expected a function, got "
@@ -233,7 +233,6 @@ def _plug_data_loader(loader_class):
     """``minigrad.utils.data.DataLoader`` is the learner's class inside the block: code
     that builds its loader there (``mg.utils.data.DataLoader(train_set, ...)``) gets
     theirs."""
-    from unittest import mock
     return mock.patch.object(_data, "DataLoader", loader_class)
 
 
@@ -459,7 +458,7 @@ def _check_signature(loader_class):
                            "argument out must get PyTorch's.")
 
 
-@_leaves_rng_alone
+@keeps_random_state
 def _loader_battery(loader_class):
     """Every case on the three kinds of data set, without and with shuffle; the defaults;
     shuffling from the default generator."""

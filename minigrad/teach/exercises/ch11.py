@@ -14,23 +14,22 @@ The build exercise (``teach.check_piece("softplus", Softplus)``): the learner's
 """
 
 import contextlib
+import inspect
 import warnings
 from unittest import mock
 
 import numpy as np
 
-from .. import checks
 from ... import creation, dtypes
 from ...autograd import Function, grad as autograd_grad, gradcheck
-from ...graph import no_grad
+from ...graph import execution_order, no_grad
 from ...nn import activations_more, functional
 from ...ops import activations as activation_ops
 from ...ops import losses as loss_ops
 from ..._tensor import Tensor
-from ..build import Mismatch, Piece, register, same_dtype
-from ..build import attempt as _attempt
-from ..checks import CheckResult, check
-from ..checks import no_answer as _missing, one_number as _one_number
+from ..build import Mismatch, Piece, attempt, register, same_dtype
+from ..checks import CheckResult, check, describe, keeps_random_state, no_answer, one_number
+from ..tape import ONE_SET_ONLY
 
 __all__ = ["check_hypot", "check_prediction", "check_tape_accumulation"]
 
@@ -41,15 +40,15 @@ HYPOT_Y = [4.0, 2.0, -1.5, 0.0]
 HYPOT_UPSTREAM = [1.0, -2.0, 0.5, 3.0]
 
 
-def _no_answer(name):
+def _no_answer_yet(name):
     return CheckResult(False, f"{name}: no answer yet. Write your code in the cell above and run "
                               "it, then run this check again.")
 
 
 def _function_class(name, cls):
     """None when ``cls`` is a subclass of Function, else the failing result."""
-    if _missing(cls):
-        return _no_answer(name)
+    if no_answer(cls):
+        return _no_answer_yet(name)
     if not (isinstance(cls, type) and issubclass(cls, Function)):
         return CheckResult(False, f"{name}: expected a class that inherits from "
                                   f"mg.autograd.Function (class {name}(mg.autograd.Function): "
@@ -114,7 +113,7 @@ def check_hypot(Hypot):
     if failed is not None:
         return failed
     if not _close(out, radius):
-        return CheckResult(False, f"{name}: forward gives {checks._describe(out)}, which is not "
+        return CheckResult(False, f"{name}: forward gives {describe(out)}, which is not "
                                   "sqrt(x**2 + y**2) element by element.")
     upstream = np.array(HYPOT_UPSTREAM)
     try:
@@ -169,10 +168,10 @@ def check_prediction(y_value, x_grad):
     y = _Doubler.apply(x) * x
     y.backward()
     results = [
-        check("y", _one_number(y_value), y.item(),
+        check("y", one_number(y_value), y.item(),
               hint="y is computed by the forward pass only: what does Doubler's forward "
                    "return, and what is it multiplied by?"),
-        check("x.grad", _one_number(x_grad), x.grad.item(),
+        check("x.grad", one_number(x_grad), x.grad.item(),
               hint="x reaches y along two paths and backward adds them. Along the path "
                    "through Doubler, autograd uses whatever Doubler.backward returns, "
                    "derivative or not."),
@@ -226,7 +225,6 @@ def _as_numbers(value):
 
 def _tape_failed(name, error):
     """A failing result for an error the learner's function raised."""
-    from ..tape import ONE_SET_ONLY
     if ONE_SET_ONLY in str(error):
         return CheckResult(False, f"{name}: a tape was asked for gradients twice. Hint: a "
                                   "GradientTape gives one set of gradients, then it is spent "
@@ -256,8 +254,8 @@ def check_tape_accumulation(tape_gradient):
     return, one micro-batch at a time; it must equal what ``.grad`` accumulates over one
     ``backward()`` per micro-batch, and leave ``w.grad`` as it was (None)."""
     name = "tape_gradient"
-    if _missing(tape_gradient):
-        return _no_answer(name)
+    if no_answer(tape_gradient):
+        return _no_answer_yet(name)
     if not callable(tape_gradient):
         return CheckResult(False, f"{name}: expected a function, def tape_gradient(w, "
                                   f"micro_batches): ..., got {type(tape_gradient).__name__}.")
@@ -279,7 +277,7 @@ def check_tape_accumulation(tape_gradient):
             return CheckResult(False, f"{shown} returned None: return the summed gradient.")
         numbers = _as_numbers(got)
         if numbers is None or numbers.shape != want.shape:
-            return CheckResult(False, f"{shown} returned {checks._describe(got)}: expected "
+            return CheckResult(False, f"{shown} returned {describe(got)}: expected "
                                       f"a gradient of w's shape {tuple(w.shape)}.")
         if not _close(numbers, want):
             return CheckResult(False, f"{shown}: not right yet. Hint: "
@@ -335,7 +333,7 @@ def _applied(Softplus, values, dtype):
     a node of the learner's Function."""
     x = creation.tensor(values, dtype=dtype, requires_grad=True)
     shown = f"Softplus.apply(x) at x = {_numbers(values)} ({str(x.dtype).split('.')[-1]})"
-    y = _attempt(shown, lambda: Softplus.apply(x))
+    y = attempt(shown, lambda: Softplus.apply(x))
     if not isinstance(y, Tensor):
         raise Mismatch(f"{shown} returned {type(y).__name__}: forward must return a tensor.")
     if getattr(y.grad_fn, "function", None) is not Softplus:
@@ -398,7 +396,7 @@ def _check_values_and_grads(Softplus, values, upstream, dtype, chapter=False):
                        f"{_numbers(want.detach().numpy())}.")
     arriving = creation.tensor(upstream, dtype=dtype)
     _check_returned_gradient(Softplus, y, arriving, x, shown)
-    _attempt(f"{Softplus.__name__}'s backward", lambda: y.backward(arriving))
+    attempt(f"{Softplus.__name__}'s backward", lambda: y.backward(arriving))
     want.backward(arriving)
     if x.grad is None:
         raise Mismatch(f"after backward through {shown}, x.grad is None: backward must "
@@ -429,7 +427,7 @@ def _check_returned_gradient(Softplus, y, arriving, x, shown):
     array of x's dtype): a tensor, of x's dtype."""
     name = Softplus.__name__
     with no_grad():
-        returned = _attempt(f"{name}.backward for {shown}",
+        returned = attempt(f"{name}.backward for {shown}",
                             lambda: Softplus.backward(y.grad_fn.ctx, arriving))
     if isinstance(returned, tuple) and returned:
         returned = returned[0]
@@ -452,7 +450,7 @@ def _check_unchanged(x, values, dtype, shown):
 
 def _check_gradcheck(Softplus, values):
     x = creation.tensor(values, dtype=dtypes.float64, requires_grad=True)
-    passed = _attempt(f"gradcheck({Softplus.__name__}.apply, ...)",
+    passed = attempt(f"gradcheck({Softplus.__name__}.apply, ...)",
                       lambda: gradcheck(Softplus.apply, (x,), raise_exception=False))
     if not passed:
         raise Mismatch(f"gradcheck({Softplus.__name__}.apply, (x,)) fails for x of shape "
@@ -470,10 +468,10 @@ def _check_plugged(Softplus, rng):
             x = creation.tensor(values, dtype=dtypes.float32, requires_grad=True)
             with _plug_softplus(Softplus) if plugged else contextlib.nullcontext():
                 module = activations_more.Softplus(beta=beta)
-                y = _attempt(f"nn.Softplus(beta={beta:g}) with your Softplus",
+                y = attempt(f"nn.Softplus(beta={beta:g}) with your Softplus",
                              lambda: module(x), _recursion_hint)
                 nodes = _function_nodes(y)
-                _attempt(f"backward through nn.Softplus(beta={beta:g})", y.sum().backward)
+                attempt(f"backward through nn.Softplus(beta={beta:g})", y.sum().backward)
             results.append((y, x, nodes))
         (own_y, own_x, _), (y, x, nodes) = results
         if Softplus not in nodes:
@@ -499,8 +497,8 @@ def _check_create_graph(Softplus):
     arriving = creation.tensor(SOFTPLUS_UPSTREAM, dtype=dtypes.float64, requires_grad=True)
     shown = (f"with create_graph=True (x = {_numbers(SOFTPLUS_INPUTS)}, a grad_output that "
              "requires grad)")
-    y = _attempt(f"{name}.apply(x)", lambda: Softplus.apply(x))
-    (gradient,) = _attempt(f"{name}'s backward {shown}",
+    y = attempt(f"{name}.apply(x)", lambda: Softplus.apply(x))
+    (gradient,) = attempt(f"{name}'s backward {shown}",
                            lambda: autograd_grad(y, x, arriving, create_graph=True),
                            _numpy_hint)
     if gradient is None or not gradient.requires_grad:
@@ -508,7 +506,7 @@ def _check_create_graph(Softplus):
                        "compute it from grad_output with tensor operations (no numpy, no "
                        "detach, no new tensor made from numbers), so that it can be "
                        "differentiated again.")
-    (slope,) = _attempt(f"differentiating your backward's result {shown}",
+    (slope,) = attempt(f"differentiating your backward's result {shown}",
                         lambda: autograd_grad(gradient.sum(), arriving, allow_unused=True))
     want = 1 / (1 + np.exp(-np.asarray(SOFTPLUS_INPUTS)))
     if slope is None or not np.allclose(slope.detach().numpy(), want, rtol=1e-6, atol=1e-9):
@@ -526,7 +524,6 @@ def _numpy_hint(error):
 
 def _check_defaults(Softplus):
     """A forward that takes ``beta`` or ``threshold`` defaults to PyTorch's values."""
-    import inspect
     try:
         parameters = inspect.signature(Softplus.forward).parameters
     except (TypeError, ValueError):
@@ -553,7 +550,7 @@ def _check_own_not_run(Softplus):
 
     x = creation.tensor([-1.0, 0.5, 2.0], requires_grad=True)
     with mock.patch.object(_OWN_OP, "forward", spying):
-        _attempt(f"{Softplus.__name__}.apply(x) at x = [-1.0, 0.5, 2.0]",
+        attempt(f"{Softplus.__name__}.apply(x) at x = [-1.0, 0.5, 2.0]",
                  lambda: Softplus.apply(x), _recursion_hint)
     if ran:
         raise Mismatch("your forward runs minigrad's own softplus (F.softplus, nn.Softplus "
@@ -572,11 +569,10 @@ def _recursion_hint(error):
 
 def _function_nodes(y):
     """The Functions whose nodes made ``y`` (walked before backward frees the graph)."""
-    from ...graph import execution_order
     return [getattr(node, "function", None) for node in execution_order([y.grad_fn])]
 
 
-@checks.keeps_random_state
+@keeps_random_state
 def _softplus_battery(Softplus):
     """The chapter's inputs with a grad_output that is not all ones, random inputs (values,
     gradients, gradcheck in float64), large inputs in float32 and float64, and nn.Softplus
