@@ -217,7 +217,8 @@ def _functions_of(obj):
                 if inspect.isfunction(value):
                     found.append(inspect.unwrap(value))
         return found
-    call = getattr(type(obj), "__call__", None)  # an instance whose class defines __call__
+    # an instance whose class defines __call__ (the function itself, not callable())
+    call = getattr(type(obj), "__call__", None)  # noqa: B004
     return _functions_of(type(obj)) if inspect.isfunction(call) else []
 
 
@@ -295,7 +296,7 @@ def _values_read(function):
 
 def _filled(cell):
     try:
-        cell.cell_contents
+        cell.cell_contents  # noqa: B018  (reading it is the test)
     except ValueError:  # an empty closure cell
         return False
     return True
@@ -439,7 +440,8 @@ def my_pieces(folder=".", verbose=True):
     checked. Returns ``{name: piece}``
     for those that pass, ready for ``use(**my_pieces())``; prints one line per piece."""
     written = {}
-    for notebook in sorted(Path(folder).glob("[0-9][0-9]*_*.ipynb")):  # 05a_, 05b_: parts of a chapter
+    # 05a_, 05b_: parts of a chapter
+    for notebook in sorted(Path(folder).glob("[0-9][0-9]*_*.ipynb")):
         cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
         code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
         imports = "\n".join(source for source in code if _only_imports(source))

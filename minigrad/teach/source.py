@@ -61,13 +61,17 @@ def show_source(obj, lines=None, start=None, after=None):
         all_lines = code.split("\n")
         first = next((i for i, line in enumerate(all_lines) if start in line), None)
         if first is None:
-            raise ValueError(f"no line of {getattr(target, '__qualname__', target)} contains {start!r}")
+            raise ValueError(f"no line of {getattr(target, '__qualname__', target)} contains "
+                             f"{start!r}")
         code = "\n".join(all_lines[first:])
     if lines is not None:
         first, last = lines
         code = "\n".join(code.split("\n")[first - 1:last])
     path = Path(inspect.getsourcefile(target))
     parts = path.parts
-    shown = "/".join(parts[len(parts) - 1 - parts[::-1].index("minigrad"):]) if "minigrad" in parts else path.name
+    if "minigrad" in parts:
+        shown = "/".join(parts[len(parts) - 1 - parts[::-1].index("minigrad"):])
+    else:
+        shown = path.name
     name = getattr(target, "__qualname__", getattr(target, "__name__", ""))
     return SourceView(f"{shown}: {name}" if name else shown, code)

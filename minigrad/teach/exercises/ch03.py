@@ -217,7 +217,8 @@ def _propagate_with(push_gradients):
                     raise _NotATensor(
                         "with create_graph=True (a second derivative: mg.autograd.grad(loss, "
                         "x, create_graph=True), then the gradient of that gradient) your walk "
-                        f"is given a Tensor, but {node.name()} received {kind} from it, so the second derivative "
+                        f"is given a Tensor, but {node.name()} received {kind} from it, so the "
+                        "second derivative "
                         f"loses its graph. {STAY_TENSORS}")
                 yield node, arrived[node]
     return propagate

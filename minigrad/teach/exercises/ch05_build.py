@@ -546,7 +546,8 @@ def _matmul_program(rng, which, shape_a=None, shape_b=None, bmm=False):
         shape_a, shape_b, dtype = (n, m), (m, p), np.float64
     else:
         dtype = np.float32
-    a, b = rng.normal(size=shape_a).round(2).astype(dtype), rng.normal(size=shape_b).round(2).astype(dtype)
+    a = rng.normal(size=shape_a).round(2).astype(dtype)
+    b = rng.normal(size=shape_b).round(2).astype(dtype)
     weight = rng.normal(size=np.matmul(a, b).shape).round(2).astype(dtype)
     product = "mg.bmm(A, B)" if bmm else "A @ B"
     text = (f"loss = (w * {product}).sum(), A {a.shape} and B {b.shape}, {dtype.__name__}, "

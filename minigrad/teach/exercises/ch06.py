@@ -2,8 +2,9 @@
 ``notebooks/06b_*.ipynb``): ``from minigrad.teach.exercises import ch06``.
 
 Exercise 1 (part 1) asks which tensors a module registers; exercises 2 and 3 (part 2) count
-and name the parameters of ``nn.Sequential`` models. Each function takes the learner's answer, builds the right answer itself with minigrad and
-returns a ``CheckResult`` (prints ✓ or ✗ with a hint); none of them raises.
+and name the parameters of ``nn.Sequential`` models. Each function takes the learner's
+answer, builds the right answer itself with minigrad and returns a ``CheckResult`` (prints ✓
+or ✗ with a hint); none of them raises.
 
 The build exercise (``teach.check_piece("linear", Linear)``): the learner's own
 ``class Linear(nn.Module)``, plugged in as ``minigrad.nn.Linear``.
@@ -190,7 +191,8 @@ _SEEDS = [0, 1, 7]
 
 # PyTorch's signature, written down: nn.Linear(in_features, out_features, bias=True,
 # device=None, dtype=None) (tests compare it with the installed torch's).
-PYTORCH_LINEAR_SIGNATURE = "__init__(self, in_features, out_features, bias=True, device=None, dtype=None)"
+PYTORCH_LINEAR_SIGNATURE = (
+    "__init__(self, in_features, out_features, bias=True, device=None, dtype=None)")
 PYTORCH_LINEAR_ARGUMENTS = ("in_features", "out_features")
 PYTORCH_LINEAR_DEFAULTS = {"bias": True, "device": None, "dtype": None}
 

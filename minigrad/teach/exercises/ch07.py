@@ -315,13 +315,15 @@ def _compare_case(op_class, values, dim, rng, chapter=False):
     same_dtype(f"log_softmax of {label}", got, expected)
     tol = _tolerance(values, values.dtype)
     if np.isneginf(got).any() and not np.isnan(got).any() and not np.isposinf(got).any():
-        raise Mismatch(f"log_softmax of {label} gives {np.round(got.astype(float), 4).tolist()}: -inf "
+        raise Mismatch(f"log_softmax of {label} gives "
+                       f"{np.round(got.astype(float), 4).tolist()}: -inf "
                        "where minigrad's is finite. That is the log of a probability that "
                        "rounded to 0 (section 7: log(softmax(z)) is not log_softmax(z)): "
                        "compute the log-probabilities from the shifted logits directly, "
                        "without forming the probabilities first.")
     if not np.isfinite(got).all():
-        raise Mismatch(f"log_softmax of {label} gives {np.round(got.astype(float), 4).tolist()}: not "
+        raise Mismatch(f"log_softmax of {label} gives "
+                       f"{np.round(got.astype(float), 4).tolist()}: not "
                        "finite. exp of a large logit overflows (exp(1000) is inf) and the log "
                        "of a probability rounded to 0 is -inf: subtract each slice's max "
                        "(along dim, keepdims=True, not the whole array's) before exp (the "
@@ -342,7 +344,8 @@ def _compare_case(op_class, values, dim, rng, chapter=False):
     tol = _tolerance(values, values.dtype) * (1 + float(sums))
     if not np.isfinite(got).all():
         raise Mismatch(f"backward through log_softmax of {label}: the logits' gradient "
-                       f"is not finite ({np.round(got.astype(float), 4).tolist()}). exp of a large logit "
+                       f"is not finite ({np.round(got.astype(float), 4).tolist()}). "
+                       "exp of a large logit "
                        "overflows in backward too: compute the softmax from what forward "
                        "saved, the log-probabilities (their exp is at most 1).")
     if not np.allclose(got, expected, rtol=0, atol=tol):
@@ -436,5 +439,6 @@ register(Piece(name="log_softmax", chapter="07", defines="LogSoftmaxBackward0",
                summary="log-softmax's op: stable forward, and its backward",
                plug=_plug_log_softmax, battery=_log_softmax_battery,
                own={"LogSoftmaxBackward0 (minigrad.ops.softmax)": _OWN_OP,
-                    "F.log_softmax": F.log_softmax, "log_softmax (mg.log_softmax, x.log_softmax)": functions.log_softmax,
+                    "F.log_softmax": F.log_softmax,
+                    "log_softmax (mg.log_softmax, x.log_softmax)": functions.log_softmax,
                     "nn.LogSoftmax": nn.LogSoftmax}))

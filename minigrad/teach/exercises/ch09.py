@@ -129,7 +129,7 @@ def _count_epoch():
     dataset = TensorDataset(zeros(N_EXAMPLES, 1))
     loader = DataLoader(dataset, batch_size=TRAIN_BATCH_SIZE)  # drop_last=False: the default
     micro_batches = steps = 0
-    for i, (batch,) in enumerate(loader):
+    for i, (_batch,) in enumerate(loader):
         micro_batches += 1
         if (i + 1) % ACCUMULATION_STEPS == 0:
             steps += 1
