@@ -16,10 +16,13 @@ from .activations_more import (ELU, SELU, CosineSimilarity, Hardtanh, KLDivLoss,
                                Mish, ModuleDict, ParameterList, ReLU6, SiLU, Softplus,
                                Softsign, Unflatten)
 from .activations_more import MODULES as _more_modules
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",
            "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-           "functional", "init", "utils"] + _more_modules
+           "functional", "init", "utils",
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
+           "GRUCell"] + _more_modules
