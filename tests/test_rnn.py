@@ -371,11 +371,14 @@ def test_pad_sequence_matches_pytorch(batch_first, side, torch):
     assert ints.dtype == mg.int64 and ints.tolist() == [[1, 1], [1, 1], [0, 1]]
 
 
-@pytest.mark.parametrize("enforce_sorted", [True, False])
+@pytest.mark.parametrize("enforce_sorted,with_state", [(True, True), (False, True),
+                                                        (False, False)])
 @pytest.mark.parametrize("kind,kwargs", [("LSTM", dict(bidirectional=True, num_layers=2)),
+                                         ("LSTM", dict(proj_size=2)),
                                          ("GRU", dict(bidirectional=True)),
                                          ("RNN", dict(batch_first=True))])
-def test_packed_sequences_through_layers_match_pytorch(kind, kwargs, enforce_sorted, torch):
+def test_packed_sequences_through_layers_match_pytorch(kind, kwargs, enforce_sorted, with_state,
+                                                       torch):
     """pack_padded_sequence -> layer -> pad_packed_sequence: outputs, states, gradients."""
     batch_first = kwargs.get("batch_first", False)
     lengths = [5, 3, 3, 1] if enforce_sorted else [3, 5, 1, 3]
@@ -387,13 +390,16 @@ def test_packed_sequences_through_layers_match_pytorch(kind, kwargs, enforce_sor
         utils = mg.nn.utils.rnn if isinstance(module, nn.Module) else torch.nn.utils.rnn
         packed = utils.pack_padded_sequence(x, lengths, batch_first=batch_first,
                                             enforce_sorted=enforce_sorted)
-        out, hidden = module(packed, tuple(states) if kind == "LSTM" else states[0])
+        if with_state:
+            out, hidden = module(packed, tuple(states) if kind == "LSTM" else states[0])
+        else:
+            out, hidden = module(packed)
         assert isinstance(out, utils.PackedSequence)
         padded, out_lengths = utils.pad_packed_sequence(out, batch_first=batch_first,
                                                         padding_value=0.25, total_length=6)
         assert out_lengths.tolist() == lengths
         return (padded, packed.data) + (hidden if kind == "LSTM" else (hidden,))
-    check_parity(torch, kind, (3, 5), kwargs, [x] + states, call)
+    check_parity(torch, kind, (3, 5), kwargs, [x] + (states if with_state else []), call)
 
 
 def test_pack_sequence_and_unpack_match_pytorch(torch):
