@@ -8,6 +8,9 @@ for LBFGS, whose 80 quasi-Newton iterations amplify last-bit rounding difference
 model's ops to about 1e-9) ones that any difference in the algorithm breaks at once.
 """
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -283,3 +286,26 @@ def test_adadelta_closure_and_repr():
     assert w.item() < 3.0
     assert repr(opt).startswith("Adadelta (\nParameter Group 0\n")
     assert isinstance(opt, optim.Optimizer) and isinstance(optim.LBFGS([w]), optim.Optimizer)
+
+
+# ------------------------------------------------------------------ a real program
+
+def test_pytorch_time_sequence_example_prints_pytorchs_numbers(torch):
+    """PyTorch's time_sequence_prediction example (two LSTMCells trained with LBFGS,
+    tests/programs), on 5 sine waves of 30 points for one LBFGS step: every loss it prints
+    (20 closure evaluations, then the test loss on a 10-step forecast) is PyTorch's."""
+    path = Path(__file__).parent / "programs" / "time_sequence_prediction.py"
+    spec = importlib.util.spec_from_file_location("time_sequence_prediction", path)
+    program = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(program)
+    record, replay = program.torch_start(torch)
+    printed = {torch: [], mg: []}
+    sizes = dict(steps=1, N=5, L=30, future=10)
+    forecast = {lib: program.run(lib, **sizes, start=start, out=lambda *a, lib=lib:
+                                 printed[lib].append(a))
+                for lib, start in ((torch, record), (mg, replay))}
+    assert len(printed[mg]) == len(printed[torch]) == 22  # STEP, 20 losses, test loss
+    for ours, theirs in zip(printed[mg], printed[torch]):
+        assert ours[0] == theirs[0]
+        np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-9)
+    np.testing.assert_allclose(forecast[mg], forecast[torch], rtol=1e-9, atol=1e-12)
