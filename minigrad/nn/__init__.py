@@ -12,6 +12,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from . import activations_more
 
 # The modules of activations_more.py, as it declares them in MODULES (nn.SiLU, nn.Hardswish,
@@ -24,4 +25,6 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", 
            "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-           "functional", "init", "utils"] + _more_modules
+           "functional", "init", "utils",
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
+           "GRUCell"] + _more_modules

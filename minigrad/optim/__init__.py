@@ -7,5 +7,8 @@ from .adam import Adam, AdamW
 from .optimizer import Optimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
+from .adadelta import Adadelta
+from .lbfgs import LBFGS
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
+           "Adadelta", "LBFGS"]

@@ -1,5 +1,6 @@
 """``minigrad.nn.utils``: gradient clipping and a model's parameters as one vector, as in
-``torch.nn.utils``. No chapter uses them; they belong in a training loop like chapter 10's.
+``torch.nn.utils``; ``nn.utils.rnn`` (padding and packing sequences) is its
+submodule. No chapter uses them; they belong in a training loop like chapter 10's.
 
 Clipping goes between ``loss.backward()`` and ``optimizer.step()``::
 
@@ -16,12 +17,14 @@ import warnings
 
 import numpy as np
 
-from ..creation import tensor
-from ..graph import no_grad
-from .._tensor import Tensor
-from ..ops.shape import cat, stack
+from ...creation import tensor
+from ...graph import no_grad
+from ..._tensor import Tensor
+from ...ops.shape import cat, stack
+from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters",
+           "rnn"]
 
 
 def _as_list(parameters):
