@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from . import dtypes
-from . import derivatives as d
+from .ops import inplace as d
 from .ops import indexing
 from .ops.op import saving_versions_of
 from .graph import GradMode

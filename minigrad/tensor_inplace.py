@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import derivatives as d
+from .ops import inplace as d
 from .graph import GradMode, saved_output_is
 from ._tensor import tensor_from
 from .tensor_indexing import edges_of, forget_viewed, unchanged_view_nodes

@@ -39,6 +39,8 @@ attaches them). The families:
 * ``pooling.py``: ``F.max_pool2d``, ``F.avg_pool2d``, ``F.adaptive_avg_pool2d``;
 * ``normalization.py``: ``F.layer_norm`` and ``F.batch_norm``;
 * ``embedding.py``: ``F.embedding``;
+* ``inplace.py``: the nodes that in-place changes leave (``fill_``, ``copy_``,
+  ``x[key] = v``, a change through a view);
 * ``losses.py``: the fused losses of ``nn.functional`` (``mse_loss``, ``nll_loss``, ...).
 
 Four kinds of Tensor method are written as methods, in classes that ``minigrad.methods``

@@ -10,13 +10,13 @@ arrays checks the versions of the index tensors they came from, as the other ops
 
 import numpy as np
 
-from . import dtypes
-from .graph import saved_version
-from .ops import formulas
-from .ops.indexing import index_arrays, view_at, indexed, sliced
+from .. import dtypes
+from ..graph import saved_version
+from . import formulas
+from .indexing import index_arrays, view_at, indexed, sliced
 # made by Tensor's in-place changes of views, with ViewCopySlices below
-from .ops.indexing import AsStridedBackward0  # noqa: F401
-from .ops.op import Op
+from .indexing import AsStridedBackward0  # noqa: F401
+from .op import Op
 
 _ndarray = np.ndarray
 
