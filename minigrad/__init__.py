@@ -36,6 +36,7 @@ concat = concatenate = cat
 from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .serialization import load, save  # noqa: E402
 from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torch.max_pool2d)
+from .legacy import *  # noqa: E402,F401,F403  (mg.pi, mg.inf, mg.LongTensor, ...)
 
 __version__ = "0.1.0"
 
@@ -60,4 +61,4 @@ __all__ = [
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
     "set_printoptions", "log10", "log2", "log1p", "expm1", "dot", "bmm", "multinomial",
     "histc", "histogram", "conv2d", "max_pool2d",
-] + _shape_op_names + list(_function_names) + list(_math_names)
+] + legacy.__all__ + _shape_op_names + list(_function_names) + list(_math_names)

@@ -16,10 +16,15 @@ from .activations_more import (ELU, SELU, CosineSimilarity, Hardtanh, KLDivLoss,
                                Mish, ModuleDict, ParameterList, ReLU6, SiLU, Softplus,
                                Softsign, Unflatten)
 from .activations_more import MODULES as _more_modules
+from . import parameter
+from .lazy import LazyBatchNorm1d, LazyConv2d, LazyLinear
+from .parameter import UninitializedBuffer, UninitializedParameter
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",
            "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
-           "functional", "init", "utils"] + _more_modules
+           "functional", "init", "utils",
+           "parameter", "LazyLinear", "LazyConv2d", "LazyBatchNorm1d", "UninitializedParameter",
+           "UninitializedBuffer"] + _more_modules
