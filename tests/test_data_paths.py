@@ -9,6 +9,11 @@ import pytest
 import torch  # noqa: F401  (the torch.utils.data submodules are imported by name below)
 
 import minigrad.utils.data as data
+from minigrad import arange
+from minigrad.utils.data import DataLoader, Dataset, TensorDataset, random_split
+from minigrad.utils.data.dataloader import DataLoader as LoaderAtItsPath
+from minigrad.utils.data.dataset import TensorDataset as TensorDatasetAtItsPath
+from minigrad.utils.data.sampler import SequentialSampler
 
 PATHS = {
     "dataloader": ["DataLoader", "default_collate", "default_convert"],
@@ -33,16 +38,12 @@ def test_each_name_is_where_pytorch_has_it_and_is_the_packages_own(path):
 def test_every_name_of_the_package_is_still_importable_from_it():
     for name in data.__all__:
         assert getattr(data, name) is not None
-    from minigrad.utils.data import (DataLoader, Dataset, TensorDataset,  # noqa: F401
-                                     random_split)
+    assert (DataLoader, TensorDataset) == (LoaderAtItsPath, TensorDatasetAtItsPath)
+    assert issubclass(TensorDataset, Dataset) and callable(random_split)
 
 
 def test_a_loader_from_the_submodule_paths_batches_a_dataset():
-    from minigrad import arange
-    from minigrad.utils.data.dataloader import DataLoader
-    from minigrad.utils.data.dataset import TensorDataset
-    from minigrad.utils.data.sampler import SequentialSampler
-    ds = TensorDataset(arange(10), arange(10) * 2)
-    batches = list(DataLoader(ds, batch_size=4, sampler=SequentialSampler(ds)))
+    ds = TensorDatasetAtItsPath(arange(10), arange(10) * 2)
+    batches = list(LoaderAtItsPath(ds, batch_size=4, sampler=SequentialSampler(ds)))
     assert [b[0].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     assert batches[1][1].tolist() == [8, 10, 12, 14]

@@ -4,6 +4,8 @@ and what raises (the same exception types), what the first call infers, that the
 becomes the ordinary class, and that it starts from the numbers the ordinary module would
 after the same seed."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -228,6 +230,21 @@ def test_model_double_before_the_first_call_makes_float64_parameters():
         net = lib.nn.Sequential(lib.nn.LazyLinear(3)).double()
         net(lib.ones(2, 4, dtype=lib.float64))
         assert net[0].weight.dtype == lib.float64
+
+
+def test_a_deep_copy_is_initialised_on_its_own():
+    for lib in (mg, torch):
+        net = lib.nn.Sequential(lib.nn.LazyLinear(3), lib.nn.ReLU(), lib.nn.LazyLinear(2))
+        twin = copy.deepcopy(net)
+        twin(lib.ones(4, 2))
+        assert [type(m).__name__ for m in twin] == ["Linear", "ReLU", "Linear"]
+        assert [type(m).__name__ for m in net] == ["LazyLinear", "ReLU", "LazyLinear"]
+        assert tuple(net(lib.ones(4, 5)).shape) == (4, 2)
+        assert net[0].in_features == 5 and twin[0].in_features == 2
+
+
+def test_an_uninitialized_buffer_is_not_deep_copied():
+    assert same_kind(lambda lib: copy.deepcopy(lib.nn.LazyBatchNorm1d())) == "ValueError"
 
 
 # ------------------------------------------------------------------ LazyConv2d

@@ -54,7 +54,11 @@ class LazyModuleMixin:
         module.initialize_parameters(*args, **(kwargs or {}))
         if module.has_uninitialized_params():
             raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
-        module._initialize_hook.remove()
+        # Taken off by its key in this module's own hooks, not by handle.remove(): the handle
+        # of a deep-copied lazy module still points at the original's hooks.
+        key = module._initialize_hook.id
+        module._forward_pre_hooks.pop(key, None)
+        module._forward_hooks_with_kwargs.discard(key)
         del module._initialize_hook
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become

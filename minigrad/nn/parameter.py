@@ -129,10 +129,8 @@ class UninitializedTensorMixin:
     def __str__(self):
         return repr(self)
 
-    def __deepcopy__(self, memo):
-        if id(self) not in memo:
-            memo[id(self)] = type(self)(self._requires_grad, dtype=self.dtype)
-        return memo[id(self)]
+    def __deepcopy__(self, memo):  # PyTorch copies an UninitializedParameter only
+        raise _refusal(type(self).__name__, "<method '__deepcopy__'>")
 
 
 for _name in _REFUSED_SPECIAL:
@@ -158,6 +156,11 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
         _empty_leaf(self, requires_grad, device, dtype)
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._requires_grad, dtype=self.dtype)
+        return memo[id(self)]
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):

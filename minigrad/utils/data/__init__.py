@@ -10,9 +10,10 @@
   ``_utils.collate``, where PyTorch defines them).
 """
 
-from . import _utils, dataloader, dataset, sampler
+from . import _utils, dataloader, dataset, sampler  # noqa: F401  (torch's submodule paths)
 from .dataloader import DataLoader, default_collate, default_convert
-from .dataset import ConcatDataset, Dataset, SizeMismatchError, Subset, TensorDataset, random_split
+from .dataset import (ConcatDataset, Dataset, SizeMismatchError,  # noqa: F401
+                      Subset, TensorDataset, random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                       SubsetRandomSampler)
 
