@@ -13,7 +13,10 @@ after the same seed), and turns the module into that ordinary class (``Linear``,
 Dive into Deep Learning writes its models this way. The parameters are the same objects
 before and after, so an optimizer made before the first call works. Until then, using a
 parameter raises (see ``nn.parameter``). Loading a state dict into a lazy module gives its
-parameters the loaded shapes (``lazy.load_state_dict(trained.state_dict())``).
+parameters the loaded shapes (``lazy.load_state_dict(trained.state_dict())``). Unlike
+PyTorch, not yet when the lazy module sits inside the model that loads:
+``Module.load_state_dict`` has no per-module load hook to do it there, so that raises
+RuntimeError (run the model once on a batch first, then load).
 """
 
 from collections import OrderedDict
