@@ -42,6 +42,8 @@ concat = concatenate = cat
 from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .serialization import load, save  # noqa: E402
 from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torch.max_pool2d)
+from . import legacy  # noqa: E402
+from .legacy import *  # noqa: E402,F401,F403  (mg.pi, mg.inf, mg.LongTensor, ...)
 
 __version__ = "0.1.0"
 
@@ -65,6 +67,6 @@ __all__ = [
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
     "set_printoptions", "conv2d", "max_pool2d",
-] + list(_function_names) + [name for family in methods.FUNCTION_MODULES
+] + legacy.__all__ + list(_function_names) + [name for family in methods.FUNCTION_MODULES
                              for name in family.FUNCTIONS]
 __all__ = list(dict.fromkeys(__all__))  # (matmul, cat and stack are named twice above)

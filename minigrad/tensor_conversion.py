@@ -45,8 +45,19 @@ class ConversionMethods:
         check_device("cuda")
 
     def type(self, dtype=None):
+        """The legacy type's name (``"minigrad.FloatTensor"``), or a copy in ``dtype``: a
+        dtype, a legacy class (``minigrad.LongTensor``) or its name (``"torch.IntTensor"``)."""
         if dtype is None:
             return f"minigrad.{LEGACY_TYPE_NAMES.get(self._data.dtype.name, 'Tensor')}"
+        if isinstance(dtype, str):
+            names = {name: numpy_name for numpy_name, name in LEGACY_TYPE_NAMES.items()}
+            name = dtype.rpartition(".")[2]
+            if name not in names:
+                raise ValueError(f"invalid type: '{dtype}': use a dtype (minigrad.float64) or "
+                                 "a legacy type name such as 'torch.LongTensor'")
+            return self.to(dtypes.from_numpy(np.dtype(names[name])))
+        if isinstance(getattr(dtype, "dtype", None), dtypes.dtype):  # minigrad.LongTensor
+            dtype = dtype.dtype
         return self.to(dtype)
 
     def float(self):

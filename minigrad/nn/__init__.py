@@ -13,6 +13,9 @@ from .normalization import BatchNorm1d, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from . import parameter
+from .lazy import LazyBatchNorm1d, LazyConv2d, LazyLinear
+from .parameter import UninitializedBuffer, UninitializedParameter
 from . import activations_more
 
 # The modules of activations_more.py, as it declares them in MODULES (nn.SiLU, nn.Hardswish,
@@ -26,5 +29,6 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", 
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
            "functional", "init", "utils",
-           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
-           "GRUCell"] + _more_modules
+           "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+           "parameter", "LazyLinear", "LazyConv2d", "LazyBatchNorm1d", "UninitializedParameter",
+           "UninitializedBuffer"] + _more_modules

@@ -65,6 +65,7 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks_with_kwargs", set())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
 
     # ------------------------------------------------------------------ registration
 
@@ -215,6 +216,15 @@ class Module:
         None) replaces the output. ``with_kwargs=True``: ``hook(module, args, kwargs,
         output)``. Returns a handle: ``handle.remove()``."""
         return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before ``load_state_dict`` loads this module (as a
+        submodule too: ``prefix`` is its name in the state dict, e.g. ``"0."``). The lazy
+        modules take their shapes there. Returns a handle: ``handle.remove()``."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = hook
+        return handle
 
     def _add_hook(self, hooks, hook, prepend, with_kwargs):
         handle = RemovableHandle(hooks)
@@ -422,6 +432,10 @@ class Module:
         if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}: pass "
                             "other_model.state_dict() (or what minigrad.load returned)")
+        for name, module in self.named_modules():
+            prefix = f"{name}." if name else ""
+            for hook in list(getattr(module, "_load_state_dict_pre_hooks", {}).values()):
+                hook(module, state_dict, prefix, {}, strict, [], [], [])
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
