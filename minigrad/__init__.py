@@ -36,6 +36,7 @@ concat = concatenate = cat
 from . import nn, optim, utils  # noqa: E402  (they build on everything above)
 from .serialization import load, save  # noqa: E402
 from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torch.max_pool2d)
+from . import func  # noqa: E402  (torch.func: grad, vmap, jacrev, ...)
 
 __version__ = "0.1.0"
 
