@@ -197,3 +197,17 @@ def test_checkpointing_keeps_fewer_arrays_alive_and_gives_the_same_gradients():
         x.grad = None
         mcp.checkpoint(deep, x, use_reentrant=flag).sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
+def test_double_backward_through_a_non_reentrant_checkpoint():
+    w, tw = mg.tensor([1.5, -1.0], requires_grad=True), torch.tensor([1.5, -1.0],
+                                                                     requires_grad=True)
+    x, tx = mg.tensor([0.5, 2.0], requires_grad=True), torch.tensor([0.5, 2.0],
+                                                                    requires_grad=True)
+    found = []
+    for lib, module, a, b in ((mg, mcp, x, w), (torch, tcp, tx, tw)):
+        y = module.checkpoint(lambda t: t ** 3 * b, a, use_reentrant=False)
+        g, gw = lib.autograd.grad(y.sum(), (a, b), create_graph=True)
+        gg, ggw = lib.autograd.grad((g * g).sum() + gw.sum(), (a, b))
+        found.append([t.detach().numpy() for t in (g, gw, gg, ggw)])
+    _assert_all_close(*found)

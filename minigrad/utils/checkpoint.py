@@ -75,10 +75,14 @@ class _Rerun:
         self.check = False  # compare the shapes and dtypes of the two runs' outputs?
         self.outputs = None  # the first run's outputs, handed to forward (non-reentrant)
 
-    def run(self, tensors):
+    def run(self, tensors, connected=False):
         """Run the function again with grad on, on detached copies of the tensors (each
-        requiring grad as the original did): ``(copies, outputs as a tuple, was_tuple)``."""
-        copies = [t.detach().requires_grad_(r) for t, r in zip(tensors, self.requires)]
+        requiring grad as the original did; ``connected``: views of the tensors themselves,
+        so that a recorded backward stays a function of them, for double backward):
+        ``(copies, outputs as a tuple, was_tuple)``."""
+        with enable_grad():
+            copies = [t.view_as(t) if connected and r and t.requires_grad
+                      else t.detach().requires_grad_(r) for t, r in zip(tensors, self.requires)]
         args = list(self.others)
         for i, c in zip(self.positions, copies):
             args[i] = c
@@ -136,8 +140,8 @@ class Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        create = is_grad_enabled()
-        copies, outputs, _ = ctx.rerun.run(ctx.saved_tensors)
+        create = is_grad_enabled()  # backward is being recorded (create_graph=True)
+        copies, outputs, _ = ctx.rerun.run(ctx.saved_tensors, connected=create)
         if ctx.rerun.check:
             _check_same(ctx.metadata, outputs)
         targets = [c for c in copies if c.requires_grad] + list(ctx.leaves)
