@@ -11,6 +11,9 @@ loop. ``chunk_size`` is accepted and changes nothing (one sample at a time alrea
 generator, ``'different'`` lets each sample draw its own numbers, ``'same'`` gives every
 sample the same draws (the generator is rewound before each sample). Draws from a
 ``Generator`` passed explicitly are not watched.
+
+``out_dims=None`` for an output: PyTorch refuses an output that is batched; a loop cannot
+see that, so minigrad refuses one whose samples differ (the same ``ValueError``).
 """
 
 import functools
@@ -140,6 +143,9 @@ def _take(leaf, dim, index, size):
 
 
 def _stack_outputs(results, out_dims, name, size):
+    """The per-sample ``results`` stacked leaf by leaf along their ``out_dims``. An output
+    with out_dim None must be the same for every sample (a loop cannot tell a batched tensor
+    from an unbatched one, so it compares the values) and comes back once."""
     flat = [tree_flatten(r) for r in results]
     spec = flat[0][1]
     columns = list(zip(*[leaves for leaves, _ in flat])) if flat[0][0] else []
