@@ -44,6 +44,7 @@ from .serialization import load, save  # noqa: E402
 from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torch.max_pool2d)
 from . import legacy  # noqa: E402
 from .legacy import *  # noqa: E402,F401,F403  (mg.pi, mg.inf, mg.LongTensor, ...)
+from . import func  # noqa: E402  (torch.func: grad, vmap, jacrev, ...)
 
 __version__ = "0.1.0"
 

@@ -4,7 +4,8 @@
 * ``Function`` (``function.py``): an op whose forward and backward you write by hand;
 * ``functional`` (``functional.py``): ``vjp``, ``jvp``, ``jacobian``, ``hessian``, ``hvp``,
   ``vhp``, built on ``grad``;
-* ``gradcheck`` (``gradcheck.py``): backward compared with finite differences;
+* ``gradcheck``, ``gradgradcheck`` (``gradcheck.py``): first and second derivatives compared
+  with finite differences;
 * ``graph``: the engine (``minigrad.graph``), with ``graph.get_gradient_edge``.
 
 ``Variable`` is PyTorch's old name for a tensor that can require grad, kept so old code runs.
@@ -18,9 +19,10 @@ from .._tensor import Tensor, wrap
 from ..tensor_backward import run_backward
 from . import function, functional
 from .function import Function, FunctionCtx, FunctionNode, once_differentiable
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
-__all__ = ["Function", "FunctionCtx", "grad", "gradcheck", "GradcheckError", "Variable",
+__all__ = ["Function", "FunctionCtx", "grad", "gradcheck", "gradgradcheck", "GradcheckError",
+           "Variable",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward",
            "functional", "once_differentiable"]
 

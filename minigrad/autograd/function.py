@@ -1,6 +1,20 @@
 """Custom ``Function``s: an op whose forward and backward you write by hand (chapter 11), as
 ``torch.autograd.Function``, and ``once_differentiable``.
 
+A forward may return one tensor or a tuple (several outputs, tensors or not): backward then
+gets one gradient per output, zeros for an output nobody used (or None after
+``ctx.set_materialize_grads(False)``), None for an output that is not a tensor.
+``ctx.mark_non_differentiable(t)`` makes an output a constant (no ``grad_fn``); its
+gradient in backward is zeros. The new style (``forward(*args)`` without ``ctx`` plus
+``setup_context(ctx, inputs, output)``) works too.
+
+How several outputs travel through minigrad's engine, whose nodes have one output each:
+the call has one node (``FunctionNode``) and each differentiable output a small node of
+its own (``FunctionOutput``, named like the call's node) whose only edge goes to it. An
+output's node sends its gradient on as ``OutputGradients`` (gradients by output index,
+which add up by merging), and the call's node hands the user's backward one gradient per
+output. So ``a.grad_fn is b.grad_fn`` is False here, though both print the same name.
+
 A plain ``backward()`` calls the user's ``backward`` without recording (gradients in, numpy
 out). Under ``create_graph=True`` it runs in grad mode, as in PyTorch: the gradient and
 ``ctx.saved_tensors`` are tensors with history (a saved input is the input itself, a saved
@@ -14,11 +28,13 @@ import numpy as np
 
 from .. import graph
 from ..graph import Node, check_saved_versions, is_grad_enabled, no_grad, saved_version
-from .._tensor import Tensor, gradient_node, wrap
+from .._tensor import Tensor, wrap
+from ..graph import gradient_node
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "FunctionOutput", "OutputGradients", "once_differentiable"]
 
-_OUTPUT = -1  # a saved tensor that is the output of forward
+# A saved tensor that is output j of forward has source ``-1 - j`` (inputs: their index).
+_OUTPUT = -1
 
 
 class FunctionCtx:
@@ -30,6 +46,22 @@ class FunctionCtx:
         self._to_save = ()
         self._node = None
         self._history = None  # the saved tensors with history, while backward is recorded
+        self.materialize_grads = True
+        self._non_differentiable = ()
+
+    def set_materialize_grads(self, value):
+        """``True`` (the default): backward gets zeros for the gradient of an output that was
+        not used; ``False``: it gets None (so it can skip work), as in PyTorch."""
+        self.materialize_grads = bool(value)
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs of forward that get no gradient (indices, masks): they come out without
+        ``grad_fn`` and backward receives zeros for them."""
+        self._non_differentiable = tensors
+
+    def mark_dirty(self, *tensors):
+        raise NotImplementedError("ctx.mark_dirty (an in-place custom Function) is not "
+                                  "supported by minigrad: return a new tensor from forward")
 
     def save_for_backward(self, *tensors):
         """Keep tensors for backward. Their values are kept, not the tensor objects, so the
@@ -51,7 +83,8 @@ class FunctionNode(Node):
     user's ``backward`` and unwraps what it returns."""
 
     # kept: graph.saved_version's entry for each saved tensor: checked before backward.
-    __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources", "kept")
+    __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources", "kept",
+                 "outputs", "single")
     twice_differentiable = True
 
     def check_saved(self):
@@ -60,15 +93,18 @@ class FunctionNode(Node):
         check_saved_versions(self, self.kept)
 
     def apply(self, grad):
-        if isinstance(grad, Tensor):  # create_graph=True: record the user's backward
+        by_output = grad.by_output if isinstance(grad, OutputGradients) else {0: grad}
+        recording = any(isinstance(g, Tensor) for g in by_output.values())
+        grads = self._output_gradients(by_output, recording)
+        if recording:  # create_graph=True: record the user's backward
             self.ctx._history = self._saved_with_history()
             try:
-                results = self.function.backward(self.ctx, grad)
+                results = self.function.backward(self.ctx, *grads)
             finally:
                 self.ctx._history = None
         else:
             with no_grad():
-                results = self.function.backward(self.ctx, wrap(grad))
+                results = self.function.backward(self.ctx, *grads)
         if not isinstance(results, tuple):
             results = (results,)
         expected = self.ctx._n_args
@@ -84,7 +120,7 @@ class FunctionNode(Node):
             if g is None:
                 grads.append(None)
                 continue
-            if isinstance(grad, Tensor):  # keep the history (the engine adds Tensors)
+            if recording:  # keep the history (the engine adds Tensors)
                 g = g if isinstance(g, Tensor) else wrap(np.array(g))
             else:
                 # A copy: the caller may keep the tensor it returned, and .grad must not share it.
@@ -97,21 +133,38 @@ class FunctionNode(Node):
             grads.append(g)
         return tuple(grads)
 
+    def _output_gradients(self, by_output, recording):
+        """One gradient per output of forward for the user's backward: the one that arrived,
+        else zeros of the output's shape and dtype (None if ``set_materialize_grads(False)``),
+        None for an output that is not a tensor."""
+        grads = []
+        for j, info in enumerate(self.outputs):
+            g = by_output.get(j)
+            if g is None:
+                if info is not None and self.ctx.materialize_grads:
+                    grads.append(wrap(np.zeros(*info)))
+                else:
+                    grads.append(None)
+            else:
+                grads.append(g if recording else wrap(g))
+        return grads
+
     def _saved_with_history(self):
-        """``ctx.saved_tensors`` for a recorded backward: inputs as themselves, the output
-        rebuilt around its values with this node as grad_fn (no reference cycle: the node
+        """``ctx.saved_tensors`` for a recorded backward: inputs as themselves, an output
+        rebuilt around its values with its node as grad_fn (no reference cycle: the node
         keeps arrays only), anything else a constant."""
         saved = self.saved_arrays()
         result = []
         for item, source in zip(saved, self.sources):
             if item is None:
                 result.append(None)
-            elif source == _OUTPUT:
-                result.append(wrap(item[0], self))
-            elif source is not None:
-                result.append(self.tensors[source])
-            else:
+            elif source is None:
                 result.append(wrap(item[0]))
+            elif source < 0:  # output j, with the node its gradient goes to
+                j = _OUTPUT - source
+                result.append(wrap(item[0], self if self.single else FunctionOutput(self, j)))
+            else:
+                result.append(self.tensors[source])
         return tuple(result)
 
     def release(self):
@@ -120,6 +173,45 @@ class FunctionNode(Node):
             self.ctx._saved = ()
             self.tensors = None
             self.kept = ()
+
+
+class OutputGradients:
+    """The gradients of some outputs of one Function call, by output index: what an
+    output's node sends to the call's node. The engine adds what reaches a node with ``+``,
+    which here merges (and adds the gradients of an output reached twice)."""
+    __slots__ = ("by_output",)
+
+    def __init__(self, by_output):
+        self.by_output = by_output
+
+    def __add__(self, other):
+        merged = dict(self.by_output)
+        for j, g in other.by_output.items():
+            merged[j] = merged[j] + g if j in merged else g
+        return OutputGradients(merged)
+
+    def __repr__(self):
+        return f"OutputGradients({sorted(self.by_output)})"
+
+
+class FunctionOutput(Node):
+    """The grad_fn of output ``index`` of a Function call with several outputs: passes its
+    gradient on to the call's node, labelled with the output's index."""
+    __slots__ = ("index",)
+    twice_differentiable = True
+
+    def __init__(self, call, index):
+        super().__init__((call,))
+        self.index = index
+
+    def apply(self, grad):
+        return (OutputGradients({self.index: grad}),)
+
+    def name(self):
+        return self.inputs[0].name()
+
+    def __repr__(self):
+        return f"<{self.name()}>"
 
 
 class Function:
@@ -154,6 +246,11 @@ class Function:
             cls._node_cls = type(f"{cls.__name__}Backward", (FunctionNode,), {"__slots__": ()})
         return cls._node_cls
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """The new style: ``forward(*args)`` computes, ``setup_context`` fills ``ctx``."""
+        raise NotImplementedError("setup_context is not overridden")
+
     @classmethod
     def apply(cls, *args):
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -162,42 +259,58 @@ class Function:
         ctx = FunctionCtx(needs)
         ctx._n_args = len(args)
         with no_grad():
-            output = cls.forward(ctx, *args)
-        if isinstance(output, tuple):
-            raise RuntimeError(
-                f"{cls.__name__}.forward returned {len(output)} values: a minigrad Function "
-                "returns exactly one tensor (split it into several Functions)")
-        if not isinstance(output, Tensor):
+            if cls.setup_context is not Function.setup_context:
+                output = cls.forward(*args)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args)
+        single = not isinstance(output, tuple)
+        if single and not isinstance(output, Tensor):  # (PyTorch hands it back as it is)
             raise TypeError(f"{cls.__name__}.forward must return a Tensor, "
                             f"not {type(output).__name__}")
-        returned = output
-        if any(output is t for t in tensors):
-            output = output.detach()  # never rewire an input's own history
-        else:
-            output = wrap(output._data)
-        to_save, ctx._to_save = ctx._to_save, ()  # no reference to the output from the graph
-        if is_grad_enabled() and any(t.requires_grad for t in tensors):
-            if output._data.dtype.kind != "f":
-                return output
+        returned = (output,) if single else output
+        outputs = tuple(_output_tensor(o, tensors) for o in returned)
+        to_save, ctx._to_save = ctx._to_save, ()  # no reference to the outputs from the graph
+        marked, ctx._non_differentiable = ctx._non_differentiable, ()
+        differentiable = [j for j, (o, r) in enumerate(zip(outputs, returned))
+                          if isinstance(o, Tensor) and o._data.dtype.kind in "fc"
+                          and not any(r is m for m in marked)]
+        if differentiable and is_grad_enabled() and any(t.requires_grad for t in tensors):
             node = cls._node_class()(tuple(gradient_node(t) for t in tensors), ctx._saved)
             node.ctx, node.function = ctx, cls
             node.positions = positions
             node.shapes = [t._data.shape for t in tensors]
             node.tensors = tensors
+            node.single = single
+            node.outputs = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None
+                            for o in outputs]
             node.sources = [_source(t, returned, tensors) for t in to_save]
-            node.kept = [saved_version(output, None) if source == _OUTPUT else saved_version(t)
+            node.kept = [saved_version(outputs[_OUTPUT - source], None)
+                         if source is not None and source < 0 else saved_version(t)
                          for t, source in zip(to_save, node.sources) if t is not None]
             ctx._node = node
-            output._set_grad_fn(node)
+            for j in differentiable:
+                outputs[j]._set_grad_fn(node if single else FunctionOutput(node, j))
+        return outputs[0] if single else outputs
+
+
+def _output_tensor(output, inputs):
+    """What the caller gets for one value forward returned: a tensor is a new one on the
+    same memory (an input returned as is must keep its own history); anything else as is."""
+    if not isinstance(output, Tensor):
         return output
+    if any(output is t for t in inputs):
+        return output.detach()  # never rewire an input's own history
+    return wrap(output._data)
 
 
-def _source(saved, output, tensors):
-    """Where a saved tensor came from: the output, the index of an input, or None."""
+def _source(saved, outputs, tensors):
+    """Where a saved tensor came from: output j (``-1 - j``), the index of an input, or None."""
     if saved is None:
         return None
-    if saved is output:
-        return _OUTPUT
+    for j, out in enumerate(outputs):
+        if saved is out:
+            return _OUTPUT - j
     for i, t in enumerate(tensors):
         if saved is t:
             return i

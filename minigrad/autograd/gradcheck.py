@@ -1,14 +1,23 @@
-"""``gradcheck``: backward compared with finite differences, element by element (chapter 11)."""
+"""``gradcheck`` and ``gradgradcheck``: backward compared with finite differences, element by
+element (chapter 11), as ``torch.autograd.gradcheck`` / ``gradgradcheck``.
+
+``gradcheck`` builds the Jacobian of every output with respect to every input that requires
+grad twice: column by column from central differences, and row by row from backward (one
+``autograd.grad`` per output element), and compares them. ``gradgradcheck`` does the same for
+the function ``(inputs, v) -> v^T J`` that backward computes with ``create_graph=True``, so
+it checks the second derivatives (double backward).
+"""
 
 import warnings
 
 import numpy as np
 
-from ..graph import no_grad
+from ..creation import rand
+from ..graph import enable_grad, no_grad
 from .._tensor import Tensor, wrap
 from ..tensor_backward import run_backward
 
-__all__ = ["gradcheck", "GradcheckError"]
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
 def _gradient(outputs, inputs, grad_outputs, **options):
@@ -21,8 +30,8 @@ class GradcheckError(RuntimeError):
 
 
 def _numerical_jacobian(func, inputs, index, eps):
-    """d outputs / d inputs[index] by central differences: one row per input element, one
-    column per output element (PyTorch's layout)."""
+    """d outputs / d inputs[index] by central differences, one block per output: one row per
+    input element, one column per output element (PyTorch's layout)."""
     target = inputs[index]._data
     rows = []
     with no_grad():
@@ -34,9 +43,8 @@ def _numerical_jacobian(func, inputs, index, eps):
             flat[k] = original - eps
             minus = _as_outputs(func(*inputs))
             flat[k] = original
-            rows.append(np.concatenate([((p - m) / (2 * eps)).reshape(-1)
-                                        for p, m in zip(plus, minus)]))
-    return np.stack(rows) if rows else np.zeros((0, 0))
+            rows.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)])
+    return rows
 
 
 def _as_outputs(result):
@@ -44,9 +52,29 @@ def _as_outputs(result):
     return [r._data.astype(np.float64) for r in result if isinstance(r, Tensor)]
 
 
-def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+_UNSUPPORTED = ("check_batched_grad", "check_batched_forward_grad", "check_forward_ad")
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """Check ``func``'s backward against finite differences, for every input that requires
-    grad. Use float64 inputs: float32 rounding alone exceeds the tolerances."""
+    grad and every output. Use float64 inputs: float32 rounding alone exceeds the tolerances.
+
+    PyTorch's keyword arguments are accepted; ``fast_mode`` computes the full Jacobians (the
+    slow mode's verdict), ``check_undefined_grad``, ``nondet_tol`` and ``masked`` change
+    nothing here, and the checks minigrad cannot make (batched gradients, forward mode)
+    raise ``NotImplementedError`` when asked for."""
+    asked = {"check_batched_grad": check_batched_grad, "check_forward_ad": check_forward_ad,
+             "check_batched_forward_grad": check_batched_forward_grad}
+    for name in _UNSUPPORTED:
+        if asked[name]:
+            raise NotImplementedError(f"gradcheck({name}=True) is not supported by minigrad "
+                                      "(no vmap batching rules, no forward-mode AD yet): "
+                                      f"leave {name}=False")
+    if not check_backward_ad:
+        return True
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
@@ -60,29 +88,88 @@ def gradcheck(func, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True
     outputs = func(*inputs)
     outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
     outputs = [o for o in outputs if isinstance(o, Tensor)]
-    sizes = [o.numel() for o in outputs]
     for i in checked:
         numerical = _numerical_jacobian(func, inputs, i, eps)
-        analytical = np.zeros_like(numerical)
-        column = 0
-        for out, size in zip(outputs, sizes):
-            if not out.requires_grad:
-                column += size
-                continue
-            for k in range(size):
-                seed = np.zeros(out.shape)
-                seed.reshape(-1)[k] = 1.0
-                (g,) = _gradient([out], [inputs[i]], [wrap(seed.astype(out._data.dtype))],
-                                retain_graph=True, allow_unused=True)
-                if g is not None:
-                    analytical[:, column + k] = g._data.reshape(-1)
-            column += size
-        if not np.allclose(analytical, numerical, rtol=rtol, atol=atol):
-            if not raise_exception:
-                return False
-            raise GradcheckError(
-                f"Jacobian mismatch for output 0 with respect to input {i},\n"
-                f"numerical:{wrap(numerical)!r}\nanalytical:{wrap(analytical)!r}\n")
+        for j, out in enumerate(outputs):
+            expected = (np.stack([row[j] for row in numerical]) if numerical
+                        else np.zeros((0, out.numel())))
+            found = _analytical_jacobian(out, inputs[i])
+            if check_grad_dtypes and out.requires_grad:
+                _check_dtype(out, inputs[i], i)
+            if not np.allclose(found, expected, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {j} with respect to input {i},\n"
+                    f"numerical:{wrap(expected)!r}\nanalytical:{wrap(found)!r}\n")
     return True
 
 
+def _analytical_jacobian(out, target):
+    """d out / d target from backward: one ``autograd.grad`` per element of ``out`` (one
+    column each; zeros where ``out`` does not depend on ``target``)."""
+    found = np.zeros((target.numel(), out.numel()))
+    if not out.requires_grad:
+        return found
+    for k in range(out.numel()):
+        seed = np.zeros(out.shape)
+        seed.reshape(-1)[k] = 1.0
+        (g,) = _gradient([out], [target], [wrap(seed.astype(out._data.dtype))],
+                         retain_graph=True, allow_unused=True)
+        if g is not None:
+            found[:, k] = g._data.reshape(-1)
+    return found
+
+
+def _check_dtype(out, target, index):
+    seed = wrap(np.ones(out.shape, out._data.dtype))
+    (g,) = _gradient([out], [target], [seed], retain_graph=True, allow_unused=True)
+    if g is not None and g.dtype != target.dtype:
+        raise GradcheckError(f"Gradient has dtype mismatch for input {index}: the gradient "
+                             f"is {g.dtype} but the input is {target.dtype}")
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """Check second derivatives: ``gradcheck`` of the function that maps the inputs and the
+    output gradients ``v`` to ``v^T J`` (backward run with ``create_graph=True``). Without
+    ``grad_outputs``, ``v`` is drawn uniformly from [-1, 1) with the default generator (it
+    requires grad), as PyTorch does. ``check_fwd_over_rev`` needs forward mode: it raises."""
+    if check_fwd_over_rev:
+        raise NotImplementedError("gradgradcheck(check_fwd_over_rev=True) needs forward-mode "
+                                  "AD, which minigrad does not have yet: leave it False")
+    if not check_rev_over_rev:
+        return True
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if grad_outputs is None:
+        with enable_grad():
+            outputs = _differentiable_outputs(func(*inputs))
+        grad_outputs = tuple((rand(*o.shape, dtype=o.dtype if o.dtype.is_floating_point
+                                   else None) * 2 - 1).requires_grad_(True) for o in outputs)
+    else:
+        grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    count = len(grad_outputs)
+    differentiable = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+    def first_derivatives(*args):
+        """``v^T J`` for the gradients of the (differentiable) inputs that are used."""
+        with enable_grad():
+            given, vs = args[:len(args) - count], args[len(args) - count:]
+            outputs = _differentiable_outputs(func(*given))
+            grads = _gradient(list(outputs), [given[i] for i in differentiable], list(vs),
+                              create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     fast_mode=fast_mode, masked=masked)
+
+
+def _differentiable_outputs(result):
+    result = result if isinstance(result, (tuple, list)) else (result,)
+    return tuple(o for o in result if isinstance(o, Tensor) and o.requires_grad)

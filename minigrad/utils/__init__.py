@@ -1,5 +1,5 @@
-"""``minigrad.utils``: data loading (chapter 10)."""
+"""``minigrad.utils``: data loading (chapter 10), activation checkpointing (chapter 13)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
