@@ -242,8 +242,6 @@ class Op(Node):
                         source = tensors[i]
                     if i is not None and tensors[i] is not None:
                         kept.append(saved_version(tensors[i]))
-            elif type(value) in _NUMPY_FLOATS and not _is_one_of(value, arrays):
-                source = _COMPUTED  # a float numpy scalar forward computed (a.sum())
             sources.append(source)
         self.sources = sources
         self.kept = kept
@@ -320,11 +318,16 @@ class Op(Node):
         result = []
         for position, (value, source) in enumerate(zip(values, self.sources)):
             if source is None:
-                result.append(value if value is None or not isinstance(value, _ndarray)
-                              else wrap(value))
+                if type(value) in _NUMPY_FLOATS and position not in self.constants:
+                    # a numpy float forward computed (a.sum()): Tensor operators hand
+                    # numbers to ops as Python numbers, so it is no input
+                    result.append(ComputedInForward(type(self), position))
+                else:
+                    result.append(value if value is None or not isinstance(value, _ndarray)
+                                  else wrap(value))
             elif source is _COMPUTED:  # a constant if declared, or of integers (a mask)
                 if position in self.constants or value.dtype.kind not in _FLOAT_KINDS:
-                    result.append(wrap(value) if type(value) is _ndarray else value)
+                    result.append(wrap(value))
                 else:
                     result.append(ComputedInForward(type(self), position))
             elif source is _OUTPUT:
@@ -407,14 +410,6 @@ def _viewed_input(value, arrays):
         if type(array) is _ndarray and (base is array or base is array.base):
             return i
     return None
-
-
-def _is_one_of(value, arrays):
-    """Is ``value`` (a numpy scalar) itself one of the inputs ``arrays``?"""
-    for array in arrays:
-        if value is array:
-            return True
-    return False
 
 
 def _source(value, arrays):
