@@ -136,6 +136,7 @@ class BinaryCrossEntropyBackward0(Op):
     PyTorch: d/dp = w (p - t) / (p (1 - p)), the denominator kept above 1e-12 as in PyTorch;
     d/dt = w log((1 - p) / p). (The class weight ``w`` is a constant.)"""
     __slots__ = ("reduction", "count")
+    constants = (2,)  # the weight, as in PyTorch (which gives it no gradient)
 
     def forward(self, p, t, weight=None, reduction="mean"):
         self.save_for_backward(p, t, weight)
@@ -164,6 +165,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Op):
     d/dx = w (c sigmoid(x) - pos_weight t), d/dt = w ((pos_weight - 1) softplus(-x) - x).
     (The weights are constants.)"""
     __slots__ = ("reduction", "count")
+    constants = (2, 3)  # weight and pos_weight, as in PyTorch (which gives them no gradient)
 
     def forward(self, x, t, weight=None, pos_weight=None, reduction="mean"):
         self.save_for_backward(x, t, weight, pos_weight)
@@ -201,6 +203,7 @@ class NllLossBackward0(Op):
     count (None: all), ``total`` the divisor of the mean. The class indices are saved too,
     so changing the targets in place afterwards makes backward refuse."""
     __slots__ = ("key", "class_dim", "reduction", "total")
+    constants = (0,)  # each target's class weight (PyTorch gives the weights no gradient)
 
     def forward(self, logp, key, labels, picked_weight=None, valid=None, class_dim=1,
                 reduction="mean", total=None):
@@ -247,6 +250,7 @@ class CrossEntropyProbsBackward(Op):
     loss = -sum_c w_c t_c log softmax(z)_c. Its class is renamed by the caller after
     PyTorch's last node of this loss (DivBackward1 for the mean, NegBackward0 otherwise)."""
     __slots__ = ("reduction", "count")
+    constants = (4,)  # the class weights (probs and log_probs are recomputed from z)
 
     def forward(self, z, t, weights=1.0, reduction="mean"):
         shifted = z - max_keepdim(z, 1)  # log-sum-exp never overflows

@@ -36,6 +36,7 @@ class NativeLayerNormBackward0(Op):
     training with running statistics): (running_mean, running_var, momentum), arrays moved
     in place towards the batch's mean and variance (divided by count - 1 there)."""
     __slots__ = ("stats_axes", "param_axes", "param_shape", "eps")
+    constants = (3, 4)  # invstd, mean: given with ``fixed``; else backward recomputes them
 
     def forward(self, x, weight, bias, stats_axes, param_shape, param_axes, eps, fixed=None,
                 running=None):

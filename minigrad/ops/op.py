@@ -24,6 +24,59 @@ and can be differentiated again.
 
 Gradients are summed back to each input's shape after ``backward`` (the backward of
 broadcasting, ``formulas.sum_to``), so a formula never has to.
+
+Rules of a backward
+-------------------
+1. **What backward may use**: the gradient, the saved inputs, the saved output, and
+   anything it recomputes from them; also the op's options (``self.dims``, a slope) and
+   values that are constants of the graph (numbers, integer or bool arrays: indices,
+   masks). Nothing else: not a module-level cache, not a float array forward computed and
+   saved, unless declared a constant (rule 3). (What forward keeps on ``self`` is not
+   checked: keep options there, never arrays backward differentiates through.)
+
+2. **How double backward works.** ``Op.apply`` looks at the gradient, as PyTorch's engine
+   looks at ``GradMode`` (on in backward exactly when ``create_graph=True``):
+
+   * an array: a plain ``backward()``. The saved values come back as the arrays they were,
+     nothing is recorded; this is the fast path every training step takes.
+   * a Tensor: ``create_graph=True``. ``saved_tensors`` hands backward a saved input as the
+     input tensor itself (with its history), the saved output as a tensor whose grad_fn is
+     this op, and the formula's Tensor operations are recorded, so the gradient can be
+     differentiated again.
+
+   Where the two need different code, backward branches on ``formulas.is_array(grad)``;
+   on Tensors it may run a named op, as PyTorch records one for the same step: relu's
+   backward runs ``ThresholdBackwardBackward0`` (``activations.py``), max pooling's
+   ``MaxPool2DWithIndicesBackwardBackward0``, so ``g.grad_fn`` prints PyTorch's name.
+
+3. **Values forward computed are constants to autograd.** An array forward computed
+   (``3 * a * a``) has no history: under ``create_graph`` the second derivative would
+   silently leave out how it depends on the inputs (a wrong number, and no error). So there
+   backward gets, for each saved float array (or numpy float) that is neither an input nor
+   the output, a ``ComputedInForward`` stand-in (``saved.py``) that raises on any use. A
+   view of an input (``a.T``, ``a[1:]``) counts as computed too: forward did not record
+   the view, so it has no history either (take the view again in backward). Two ways out:
+
+   * recompute it from the inputs or output in the Tensor branch (the package's way)::
+
+         def backward(self, grad, a, three_a_squared):
+             if not formulas.is_array(grad):
+                 three_a_squared = 3 * a * a      # a Tensor with a's history
+             return grad * three_a_squared
+
+   * or, when it truly is a constant of the graph (a mask scaled, a random draw, class
+     weights, the averaging matrices of a pooling), declare its position among the saved
+     values: ``constants = (1,)`` on the class; backward then gets it as a Tensor without
+     history. Integer and bool arrays need no declaration.
+
+   Without either, double backward stops with an error that says which value and how::
+
+       RuntimeError: CubeBackward0.backward used saved value 1 (`three_a_squared`) under
+       create_graph=True (how: ...), but it is an array CubeBackward0.forward computed:
+       under create_graph a value computed in forward is a constant to autograd ...
+
+   The arrays path never sees the stand-in: it costs nothing when nobody asks for a
+   second derivative.
 """
 
 import numpy as np
@@ -32,12 +85,17 @@ from .._tensor import wrap
 from ..graph import (FREED_MESSAGE, GradMode, Node, changed_error, check_saved_versions,
                      gradient_node, node_numbers, saved_version)
 from . import formulas
+from .saved import ComputedInForward
 
 __all__ = ["Op", "saving_versions_of"]
 
 _new = object.__new__
 _ndarray = np.ndarray
 _OUTPUT = "output"  # where a saved value came from: the op's own output
+_COMPUTED = "computed"  # ... or forward computed it (or it views an input): see saved_tensors
+_FLOAT_KINDS = frozenset("fc")  # dtype kinds of the computed values backward may not use
+_NUMPY_FLOATS = frozenset([np.float16, np.float32, np.float64, np.longdouble, np.complex64,
+                           np.complex128, np.clongdouble])
 _NOTHING_NEEDED = [(None,) * n for n in range(8)]  # the inputs of an op that records nothing
 
 
@@ -57,6 +115,9 @@ class Op(Node):
     __slots__ = ("shapes", "sources", "kept", "viewed")
 
     twice_differentiable = True
+    # The positions (in save_for_backward's order) of saved float arrays forward computed
+    # that are constants of the graph: a mask, a random draw (see "Rules of a backward").
+    constants = ()
     # A view op's output shares its input's memory, so it shares its version counter too:
     # changing one in place changes the other (PyTorch's views, chapter 5).
     is_view = False
@@ -168,14 +229,15 @@ class Op(Node):
                 return
         sources, kept = [], []
         for value in self.saved:
-            source = None  # None or a number, or an array forward computed: a constant
+            source = None  # None, a number, or an input array that came with no tensor
             if type(value) is _ndarray:
                 if value is out:  # the output is saved: remember its version too
                     source = _OUTPUT
                     kept.append(saved_version(result, None))
                 else:
                     i = _source(value, arrays)
-                    if i is None:  # a view of an input's memory is checked, a constant
+                    if i is None:  # forward computed it (a view of an input's: checked)
+                        source = _COMPUTED
                         i = _viewed_input(value, arrays)
                     else:
                         source = tensors[i]
@@ -247,16 +309,28 @@ class Op(Node):
     def saved_tensors(self, like):
         """The saved values as Tensors that carry their history (for create_graph): an input
         is the input tensor itself (cast to the dtype forward saw), the output is a tensor
-        whose grad_fn is this node, anything else a constant."""
+        whose grad_fn is this node, a float forward computed a ``ComputedInForward`` that
+        refuses any use (unless ``constants`` declares it: then a tensor without history),
+        anything else (numbers, integer and bool arrays) a constant."""
         values = self.saved_arrays()
         if not values:
             return []
         wrap = self.wrap
         result = []
-        for value, source in zip(values, self.sources):
+        for position, (value, source) in enumerate(zip(values, self.sources)):
             if source is None:
-                result.append(value if value is None or not isinstance(value, _ndarray)
-                              else wrap(value))
+                if type(value) in _NUMPY_FLOATS and position not in self.constants:
+                    # a numpy float forward computed (a.sum()): Tensor operators hand
+                    # numbers to ops as Python numbers, so it is no input
+                    result.append(ComputedInForward(type(self), position))
+                else:
+                    result.append(value if value is None or not isinstance(value, _ndarray)
+                                  else wrap(value))
+            elif source is _COMPUTED:  # a constant if declared, or of integers (a mask)
+                if position in self.constants or value.dtype.kind not in _FLOAT_KINDS:
+                    result.append(wrap(value))
+                else:
+                    result.append(ComputedInForward(type(self), position))
             elif source is _OUTPUT:
                 result.append(wrap(value, self))
             elif source._data.dtype != value.dtype:

@@ -224,6 +224,7 @@ class AdaptiveAvgPool2DBackward0(Op):
     """out = A_h x A_w^T per plane (A_h, A_w the averaging matrices of the two sides), so
     d(x) = A_h^T d(out) A_w: linear, with constant matrices."""
     __slots__ = ()
+    constants = (0, 1)  # the averaging matrices A_h, A_w
 
     def forward(self, x, out_size):
         rows = adaptive_weights(x.shape[-2], out_size[0], x.dtype)
