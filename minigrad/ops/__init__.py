@@ -75,8 +75,11 @@ to ``FUNCTIONS`` (and ``METHODS``) at the end of the module::
     METHODS = (..., "logit")         # x.logit()
 
 That is all the package needs: ``y.backward()`` runs the formula on arrays, and
-``autograd.grad(y, x, create_graph=True)`` runs it on Tensors, so it is recorded and
-second derivatives come for free. Then give the op an entry in the test registry
+``autograd.grad(y, x, create_graph=True)`` runs it on Tensors, so it is recorded and second
+derivatives follow, as long as backward keeps the rules in ``op.py`` ("Rules of a
+backward"): it may use the saved inputs and the output; a value forward computed is a
+constant to autograd, so a backward that uses one under ``create_graph`` raises unless the
+op declares it (``constants = (k,)``) or recomputes it from the inputs. Then give the op an entry in the test registry
 (``tests/opinfo/``): its sample inputs, the points where its formula changes, and whether
 it has a second derivative; the registry checks it against PyTorch. CONTRIBUTING.md has
 the whole recipe.
