@@ -146,6 +146,13 @@ def only_the_first(model):
     nn.init.zeros_(layer.bias)
 
 
+def _uneven_copy():
+    """A new network initialised right, returned instead of changing the one given."""
+    model = nn.Sequential(nn.Linear(40, 120), nn.ReLU())
+    nn.init.normal_(model[0].weight, std=math.sqrt(2 / 40))
+    return model
+
+
 def raises(model):
     raise ValueError("oops")
 
@@ -159,6 +166,8 @@ def raises(model):
     (kaiming_itself, ["kaiming_normal_", "Work out the std yourself"]),
     (only_the_first, ["default initialisation", "every Linear layer", "Linear 2 of 12"]),
     (raises, ["raised ValueError: oops"]),
+    (lambda model: None, ["no weight changed yet"]),
+    (lambda model: _uneven_copy(), ["no weight changed yet", "in place"]),
     (None, ["no answer yet"]),
     (3, ["expected a function"]),
 ])
@@ -209,6 +218,7 @@ def test_the_default_network_stays_stuck_and_is_told_why():
 @pytest.mark.parametrize("answer, words", [
     (deep(norm=nn.BatchNorm1d, depth=3), ["4 Linear layers", "at least 10"]),
     (lambda: "a model", ["returned str", "nn.Module"]),
+    (lambda: None, ["returned None", "return it"]),
     (lambda: nn.Sequential(*[nn.Linear(3, 3) for _ in range(10)]), ["raised", "2 inputs"]),
     (None, ["no answer yet"]),
 ])

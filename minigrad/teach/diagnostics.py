@@ -1,17 +1,59 @@
 """Charts of a network's insides (chapter 12): the histograms of activations or gradients
-per layer that practitioners look at, next to ``plots.plot_curves`` for std-per-layer and
-per-step charts.
+per layer that practitioners look at, per-layer numbers per training step, and the losses of
+several training runs.
 
-Like every chart of the course, ``plot_histograms`` returns a ``plots.Chart``: JupyterLab
-shows the picture, its text form lists the numbers it shows (rounded), which nbval compares.
+Each returns a ``plots.Chart``: JupyterLab shows the picture, its text form is what nbval
+compares. A training run of a deep network is chaotic (a spike, a unit that dies), so its
+later steps differ in their digits from one CPU's rounding to another's: the text forms of
+``plot_per_step`` and ``plot_runs`` state only what holds on every CPU (the first step's
+numbers, rounded; whether a run ends stuck or trained).
 """
+
+import math
 
 import numpy as np
 
 from . import style
-from .plots import Chart
+from .plots import Chart, plot_curves
 
-__all__ = ["plot_histograms"]
+__all__ = ["plot_histograms", "plot_per_step", "plot_runs"]
+
+STUCK = math.log(2)  # the loss of a 50/50 guess between two classes
+
+
+def plot_per_step(curves, title, ylabel, log=True):
+    """One line per layer over the training steps (``{"layer 1": [...], ...}``); the text
+    gives each layer's value at step 1 (1 significant digit) and how many steps are drawn."""
+    chart = plot_curves(curves, title=title, xlabel="step", ylabel=ylabel, log=log)
+    steps = max(len(values) for values in curves.values())
+    lines = [f"{title} ({steps} steps; at step 1):"]
+    lines += [f"  {name}: {float(values[0]):.0e}" for name, values in curves.items()]
+    chart.summary = "\n".join(lines)
+    chart.alt = "Line chart per layer over the steps. " + chart.summary
+    return chart
+
+
+def _ending(values):
+    last = float(values[-1])
+    if not math.isfinite(last):
+        return "ends not finite (diverged)"
+    if abs(last - STUCK) < 0.05:
+        return "ends near ln 2 = 0.69 (stuck at a 50/50 guess)"
+    if last < 0.1:
+        return "ends below 0.1 (trained)"
+    return "ends between 0.1 and the start"
+
+
+def plot_runs(runs, title, ylabel="training loss", log=True):
+    """The loss curves of several training runs (``{"name": [losses]}``); the text gives
+    each run's first loss (2 decimals) and how it ends: stuck near ln 2, or below 0.1."""
+    chart = plot_curves(runs, title=title, xlabel="step", ylabel=ylabel, log=log)
+    lines = [f"{title}:"]
+    lines += [f"  {name}: starts at {float(values[0]):.2f}, {_ending(values)}"
+              for name, values in runs.items()]
+    chart.summary = "\n".join(lines)
+    chart.alt = "Line chart of the loss per step. " + chart.summary
+    return chart
 
 
 def plot_histograms(groups, title=None, xlabel="value", bins=41, span=None, digits=2,

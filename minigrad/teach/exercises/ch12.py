@@ -14,6 +14,7 @@ foreach=None)``, PyTorch's ``torch.nn.utils.clip_grad_norm_``, plugged in behind
 """
 
 import math
+import sys
 from unittest import mock
 
 from ... import nn
@@ -147,8 +148,15 @@ def _uneven_mlp(seed):
     return nn.Sequential(*layers)
 
 
-def _refuse_kaiming(*args, **kwargs):
-    raise _UsedKaiming()
+def _refusing(original):
+    """``original`` (an ``nn.init.kaiming_*``) for minigrad's own callers (``nn.Linear``'s
+    default initialisation); ``_UsedKaiming`` for the learner's code."""
+    def refuse(*args, **kwargs):
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if not caller.startswith("minigrad."):
+            raise _UsedKaiming()
+        return original(*args, **kwargs)
+    return refuse
 
 
 class _UsedKaiming(Exception):
@@ -166,9 +174,10 @@ def check_relu_init(init_for_relu):
     if failed is not None:
         return failed
     model = _uneven_mlp(seed=5)
+    before = [m.weight.detach().clone() for m in model.modules() if isinstance(m, nn.Linear)]
     try:
-        with mock.patch.object(nn_init, "kaiming_normal_", _refuse_kaiming), \
-                mock.patch.object(nn_init, "kaiming_uniform_", _refuse_kaiming):
+        with mock.patch.object(nn_init, "kaiming_normal_", _refusing(nn_init.kaiming_normal_)), \
+                mock.patch.object(nn_init, "kaiming_uniform_", _refusing(nn_init.kaiming_uniform_)):
             init_for_relu(model)
     except _UsedKaiming:
         return CheckResult(False, f"{title}: it calls nn.init.kaiming_normal_ or "
@@ -177,6 +186,10 @@ def check_relu_init(init_for_relu):
     except Exception as error:  # the learner's code
         return CheckResult(False, f"{title}(model) raised {type(error).__name__}: {error}")
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    if all(layer.weight.equal(old) for layer, old in zip(linears, before)):
+        return CheckResult(False, f"{title}: no weight changed yet. Draw each Linear's weight "
+                                  "in place, with nn.init.normal_(layer.weight, ...), for every "
+                                  "nn.Linear in model.modules().")
     for i, layer in enumerate(linears, start=1):
         fan_out, fan_in = layer.weight.shape
         w = layer.weight.detach().numpy().astype(float)
@@ -237,6 +250,9 @@ def check_deep_model(make_model):
         model = make_model()
     except Exception as error:  # the learner's code
         return CheckResult(False, f"{title}() raised {type(error).__name__}: {error}")
+    if model is None:
+        return CheckResult(False, f"{title}() returned None: build the network and return it "
+                                  "(return nn.Sequential(...)).")
     if not isinstance(model, nn.Module):
         return CheckResult(False, f"{title}() returned {type(model).__name__}; return the "
                                   "network, an nn.Module (nn.Sequential(...)).")
