@@ -97,7 +97,7 @@ def lock_depth_prediction(prediction):
     title = "Exercise 1"
     if no_answer(prediction):
         return CheckResult(False, f"{title}: no prediction yet. Write one letter, \"a\", \"b\" "
-                                  "or \"c\", in the cell above and run it, then this cell.")
+                                  "or \"c\", in place of None and run the cell again.")
     letter = str(prediction).strip().strip("()").lower() if isinstance(prediction, str) else None
     if letter not in DEPTH_CHOICES:
         return CheckResult(False, f"{title}: {prediction!r} is not one of the choices: write "
@@ -110,7 +110,7 @@ def lock_depth_prediction(prediction):
                                   "the next exercise is a fresh chance.")
     _LOCKED["depth"] = letter
     return CheckResult(True, f"{title}: prediction locked in: ({letter}) "
-                             f"{DEPTH_CHOICES[letter]}. Now run the next cell to measure.")
+                             f"{DEPTH_CHOICES[letter]}. Now run the next cell to see.")
 
 
 @keeps_random_state
@@ -123,8 +123,9 @@ def reveal_depth():
     locked = _LOCKED.get("depth")
     if locked is None:
         return CheckResult(False, f"{title}: no prediction was locked in before this "
-                                  "measurement. Next time, run the prediction cell first: a "
-                                  "prediction made after seeing the chart teaches nothing.")
+                                  "measurement. Write your letter in the cell above and run it "
+                                  "first: a prediction made after seeing the chart teaches "
+                                  "nothing.")
     shown = f"layer 1: {stds[0]:.2f}, layer 10: {stds[-1]:.2f}"
     if locked == answer:
         return CheckResult(True, f"{title}: your prediction ({locked}) was right ({shown}).")
