@@ -79,10 +79,10 @@ That is all the package needs: ``y.backward()`` runs the formula on arrays, and
 derivatives follow, as long as backward keeps the rules in ``op.py`` ("Rules of a
 backward"): it may use the saved inputs and the output; a value forward computed is a
 constant to autograd, so a backward that uses one under ``create_graph`` raises unless the
-op declares it (``constants = (k,)``) or recomputes it from the inputs. Then give the op an entry in the test registry
-(``tests/opinfo/``): its sample inputs, the points where its formula changes, and whether
-it has a second derivative; the registry checks it against PyTorch. CONTRIBUTING.md has
-the whole recipe.
+op declares it (``constants = (k,)``) or recomputes it from the inputs. Then give the op an
+entry in the test registry (``tests/opinfo/``): its sample inputs, the points where its
+formula changes, and whether it has a second derivative; the registry checks it against
+PyTorch. CONTRIBUTING.md has the whole recipe.
 """
 
 from . import (activations, arithmetic, diagonals, histograms, indexing, linalg, pointwise,

@@ -21,7 +21,7 @@ _EXPORTS = {
     "GradientTape": "tape",
 }
 _MODULES = {"drawing", "plots", "source", "checks", "stepping", "widgets", "style", "exercises",
-            "build", "tape"}
+            "build", "tape", "diagnostics", "clipping"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -46,7 +46,7 @@ __all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mi
            "attempt", "where", "show", "borrowed", "same_dtype", "passed", "piece_named",
            "own_out_of_reach", "not_defined_here"]
 
-CHAPTERS = [f"ch{n:02d}" for n in range(1, 12)]
+CHAPTERS = [f"ch{n:02d}" for n in range(1, 13)]
 
 
 class Mismatch(Exception):

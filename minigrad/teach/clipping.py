@@ -111,7 +111,8 @@ def _mine(what, function, hint=None):
 
 def _error_hint(how):
     def hint(error):
-        if isinstance(error, (RuntimeError, ValueError, IndexError)) and "stack" in str(error).lower():
+        if (isinstance(error, (RuntimeError, ValueError, IndexError))
+                and "stack" in str(error).lower()):
             return (" With no gradient at all there is nothing to stack: PyTorch returns "
                     "the total norm 0 as a tensor, mg.tensor(0.0), and changes nothing.")
         if isinstance(error, AttributeError) and "NoneType" in str(error):
@@ -152,7 +153,8 @@ def _total_hint(got, grads, max_norm, kwargs, want):
             return (" That is the sum of the gradients' norms: combine them as the entries "
                     "of one long vector are combined (the norm of the norms).")
         if flat.size and math.isclose(got, float(np.sqrt((flat ** 2).mean())), rel_tol=1e-4):
-            return " That is a root mean square: the norm adds up the squares, it does not average them."
+            return (" That is a root mean square: the norm adds up the squares, it does not "
+                    "average them.")
     return ""
 
 
@@ -222,7 +224,7 @@ def _check_case(clip, case):
             hint = _total_hint(got, [b for b in before if b is not None], float(max_norm),
                                kwargs, want)
         raise Mismatch(f"{shown} returned the total norm {got:.6g}; expected {want:.6g}.{hint}")
-    for i, (p, g, value) in enumerate(zip(params, grads, values)):
+    for p, g, value in zip(params, grads, values):
         if not np.array_equal(_numbers(p), value):
             raise Mismatch(f"{shown} changed the parameters themselves: clip_grad_norm_ scales "
                            "their gradients (p.grad) and leaves the weights to the optimizer.")
@@ -302,7 +304,8 @@ def _check_training(clip):
         got = attempt("a training run with nn.utils.clip_grad_norm_ plugged in", _train)
     if not np.allclose(got, want, rtol=1e-4, atol=1e-6):
         raise Mismatch("in a training run with your clip_grad_norm_ plugged in behind "
-                       f"nn.utils.clip_grad_norm_, the norms per step are {np.round(got, 4).tolist()}; "
+                       "nn.utils.clip_grad_norm_, the norms per step are "
+                       f"{np.round(got, 4).tolist()}; "
                        f"with minigrad's own {np.round(want, 4).tolist()}.")
 
 

@@ -1,6 +1,7 @@
 """``minigrad.nn.utils``: gradient clipping and a model's parameters as one vector, as in
 ``torch.nn.utils``; ``nn.utils.rnn`` (padding and packing sequences) is its
-submodule. No chapter uses them; they belong in a training loop like chapter 10's.
+submodule. Chapter 12 builds ``clip_grad_norm_`` and uses it to train a deep network at a
+learning rate that otherwise makes it diverge.
 
 Clipping goes between ``loss.backward()`` and ``optimizer.step()``::
 

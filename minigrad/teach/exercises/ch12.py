@@ -56,7 +56,10 @@ def layer_stds(model, x):
     """The standard deviation of the output of each ``nn.ReLU`` of ``model`` for the input
     ``x``, measured with forward hooks (removed afterwards)."""
     stds = []
-    handles = [m.register_forward_hook(lambda module, inputs, output: stds.append(output.std().item()))
+    def measure(module, inputs, output):
+        stds.append(output.std().item())
+
+    handles = [m.register_forward_hook(measure)
                for m in model.modules() if isinstance(m, nn.ReLU)]
     try:
         with no_grad():
