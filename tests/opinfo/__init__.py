@@ -66,16 +66,22 @@ class OpInfo:
     the out= form; xfail: {check: reason} for checks where minigrad differs from PyTorch
     (a bug to fix, not a test to loosen); tol: {dtype: (rtol, atol)} overrides;
     distinct: draw floats without ties (max, sort, ...); backward=False: an op whose node
-    raises when differentiated (PyTorch's NotImplemented), checked forward only."""
+    raises when differentiated (PyTorch's NotImplemented), checked forward only;
+    torch_node: the node of PyTorch's graph where its name differs from minigrad's (None:
+    PyTorch composes the op of other nodes)."""
 
     def __init__(self, name, call, args=((3, 4),), domain=None, corners=(), corner_arg=0,
                  dtypes=FLOATS, grads=None, double=True, inplace=None, out=None, xfail=None,
-                 tol=None, distinct=False, tag="", backward=True, inplace_method=None, out_function=None):
+                 tol=None, distinct=False, tag="", backward=True, inplace_method=None, out_function=None,
+                 torch_node=""):
         self.name, self.call, self.args, self.domain = name, call, tuple(args), domain
         self.corners, self.corner_arg, self.dtypes = tuple(corners), corner_arg, tuple(dtypes)
         self.grads, self.double, self.inplace, self.out = grads, double, inplace, out
         self.xfail, self.tol, self.distinct = dict(xfail or {}), dict(tol or {}), distinct
         self.tag, self.backward = tag, backward
+        # the node PyTorch's graph has for this call: the same name unless said otherwise
+        # (None: PyTorch composes the op of other nodes)
+        self.torch_node = name if torch_node == "" else torch_node
         # the public names the in-place and out= forms use, when minigrad may lack them
         self.inplace_method, self.out_function = inplace_method, out_function
 

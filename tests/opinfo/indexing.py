@@ -17,13 +17,14 @@ op("SelectBackward0", lambda lib, x: x.select(1, -1), tag="select")
 op("AliasBackward0", lambda lib, x: x[...])
 # autograd.functional's own AliasBackward0: its inputs, seen again under create_graph
 op("AliasBackward0", lambda lib, x: lib.autograd.functional.jacobian(
-    lambda t: t.sin() * t.sum(), x, create_graph=True), args=((3,),), tag="jacobian")
+    lambda t: t.sin() * t.sum(), x, create_graph=True), args=((3,),), tag="jacobian",
+   torch_node=None)
 op("UnbindBackward0", lambda lib, x: x.unbind(1)[2])
 op("IndexBackward0", lambda lib, x: x[idx(lib, 0, 2, 2)], dtypes=WITH_INT)
 op("IndexBackward0", lambda lib, x: x[:, idx(lib, -1, 0, 0)], tag="second_dim")
 op("IndexBackward0", lambda lib, x: x[x > 0.5], corners=(0.5,), tag="mask")
 op("IndexBackwardBackward0", lambda lib, x, g: grad_of(lib, lambda t: t[idx(lib, 0, 2, 2)], x, g),
-   args=((3, 4), (3, 4)))
+   args=((3, 4), (3, 4)), torch_node="IndexPutImplBackward0")
 op("SliceBackwardBackward0", lambda lib, x, g: grad_of(lib, lambda t: t[1:], x, g),
    args=((3, 4), (2, 4)))
 op("DiagonalBackward0", lambda lib, x: x.diagonal(), dtypes=WITH_INT)

@@ -30,9 +30,9 @@ def _fill_row(lib, y):
 
 
 op("CopySlices", changed(_set_slice), args=((3, 4), (4,)))
-op("ViewCopySlices", changed(_fill_row), tag="fill_view")
+op("ViewCopySlices", changed(_fill_row), tag="fill_view", torch_node="CopySlices")
 op("IndexPutBackward0", changed(_set_indexed), args=((3, 4), (2, 1)))
-op("ViewCopySlices", changed(_mul_view))
+op("ViewCopySlices", changed(_mul_view), torch_node="CopySlices")
 base("FillBackward0", "the base of FillBackward2 (fill_) and ZeroBackward0 (zero_)")
 op("FillBackward2", changed(lambda lib, y: y.fill_(2.5)))
 op("FillBackward3", changed(lambda lib, y, v: y.fill_(v)), args=((3, 4), ()))

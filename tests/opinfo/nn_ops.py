@@ -17,9 +17,11 @@ op("ConvolutionBackward0", lambda lib, x, w: F(lib).conv2d(x, w, stride=2, dilat
                                                            groups=2),
    args=(IMAGE, (4, 1, 2, 2)), tol={"float32": (1e-4, 1e-5)}, tag="groups")
 op("Im2ColBackward0", lambda lib, x, w, g: grad_of(lib, lambda t: F(lib).conv2d(x, t), w, g),
-   args=(IMAGE, (3, 2, 3, 3), (2, 3, 3, 3)), tol={"float32": (1e-4, 1e-5)})
+   args=(IMAGE, (3, 2, 3, 3), (2, 3, 3, 3)), tol={"float32": (1e-4, 1e-5)},
+   torch_node="ConvolutionBackwardBackward0")
 op("Col2ImBackward0", lambda lib, x, w, g: grad_of(lib, lambda t: F(lib).conv2d(t, w), x, g),
-   args=(IMAGE, (3, 2, 3, 3), (2, 3, 3, 3)), tol={"float32": (1e-4, 1e-5)})
+   args=(IMAGE, (3, 2, 3, 3), (2, 3, 3, 3)), tol={"float32": (1e-4, 1e-5)},
+   torch_node="ConvolutionBackwardBackward0")
 op("ConstantPadNdBackward0", lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5))
 op("ConstantPadNdBackward0", lambda lib, x: F(lib).pad(x, (-1, 1)), tag="negative")
 op("MaxPool2DWithIndicesBackward0", lambda lib, x: F(lib).max_pool2d(x, 2), args=(IMAGE,),

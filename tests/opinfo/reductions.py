@@ -40,6 +40,11 @@ op("VarBackward0", lambda lib, x: x.var(1), corners=(1.0, 1.0, 1.0, 1.0))
 op("VarBackward0", lambda lib, x: x.var(correction=0), tag="all")
 op("StdBackward0", lambda lib, x: x.std(1))
 op("StdBackward0", lambda lib, x: x.std(), tag="all")
+# var_mean and std_mean: the same nodes, renamed as PyTorch's when the call runs
+op("VarBackward0", lambda lib, x: lib.var_mean(x, 1)[0], tag="var_mean",
+   torch_node="VarMeanBackward0")
+op("StdBackward0", lambda lib, x: lib.std_mean(x, 0)[0] * 2, tag="std_mean",
+   torch_node="StdMeanBackward0")
 
 # softmax.py
 op("SoftmaxBackward0", lambda lib, x: x.softmax(1), corners=(0.0, 0.0))
