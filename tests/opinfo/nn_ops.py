@@ -1,0 +1,52 @@
+"""Registry entries of the convolution, padding, pooling and normalization ops
+(``minigrad/ops/convolution.py``, ``pooling.py``, ``normalization.py``) and of the ops
+their backward becomes under create_graph. Corners: ties inside a max-pool window."""
+
+from . import grad_of, op
+
+IMAGE = (2, 2, 5, 5)
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+op("ConvolutionBackward0", lambda lib, x, w, b: F(lib).conv2d(x, w, b, padding=1),
+   args=(IMAGE, (3, 2, 3, 3), (3,)), tol={"float32": (1e-4, 1e-5)})
+op("ConvolutionBackward0", lambda lib, x, w: F(lib).conv2d(x, w, stride=2, dilation=1,
+                                                           groups=2),
+   args=(IMAGE, (4, 1, 2, 2)), tol={"float32": (1e-4, 1e-5)}, tag="groups")
+op("Im2ColBackward0", lambda lib, x, w, g: grad_of(lib, lambda t: F(lib).conv2d(x, t), w, g),
+   args=(IMAGE, (3, 2, 3, 3), (2, 3, 3, 3)), tol={"float32": (1e-4, 1e-5)},
+   torch_node="ConvolutionBackwardBackward0")
+op("Col2ImBackward0", lambda lib, x, w, g: grad_of(lib, lambda t: F(lib).conv2d(t, w), x, g),
+   args=(IMAGE, (3, 2, 3, 3), (2, 3, 3, 3)), tol={"float32": (1e-4, 1e-5)},
+   torch_node="ConvolutionBackwardBackward0")
+op("ConstantPadNdBackward0", lambda lib, x: F(lib).pad(x, (1, 2, 0, 1), value=0.5))
+op("ConstantPadNdBackward0", lambda lib, x: F(lib).pad(x, (-1, 1)), tag="negative")
+op("MaxPool2DWithIndicesBackward0", lambda lib, x: F(lib).max_pool2d(x, 2), args=(IMAGE,),
+   distinct=True)
+op("MaxPool2DWithIndicesBackward0", lambda lib, x: F(lib).max_pool2d(x, 3, 1, padding=1),
+   args=(IMAGE,), corners=(9.0, 9.0), tag="ties")
+op("MaxPool2DWithIndicesBackwardBackward0",
+   lambda lib, x, g: grad_of(lib, lambda t: F(lib).max_pool2d(t, 2), x, g),
+   args=(IMAGE, (2, 2, 2, 2)), distinct=True)
+op("AvgPool2DBackward0", lambda lib, x: F(lib).avg_pool2d(x, 2), args=(IMAGE,))
+op("AvgPool2DBackward0",
+   lambda lib, x: F(lib).avg_pool2d(x, 3, 2, padding=1, count_include_pad=False),
+   args=(IMAGE,), tag="padding")
+op("AvgPool2DBackwardBackward0",
+   lambda lib, x, g: grad_of(lib, lambda t: F(lib).avg_pool2d(t, 2), x, g),
+   args=(IMAGE, (2, 2, 2, 2)))
+op("AdaptiveAvgPool2DBackward0", lambda lib, x: F(lib).adaptive_avg_pool2d(x, (2, 3)),
+   args=(IMAGE,))
+op("NativeLayerNormBackward0", lambda lib, x, w, b: F(lib).layer_norm(x, (4,), w, b),
+   args=((3, 4), (4,), (4,)), tol={"float32": (1e-4, 1e-5)})
+op("NativeLayerNormBackward0", lambda lib, x: F(lib).layer_norm(x, (3, 4)), args=((2, 3, 4),),
+   tol={"float32": (1e-4, 1e-5)}, tag="no_affine")
+op("NativeBatchNormBackward0",
+   lambda lib, x, w, b: F(lib).batch_norm(x, None, None, w, b, training=True),
+   args=((4, 3), (3,), (3,)), tol={"float32": (1e-4, 1e-5)})
+op("NativeBatchNormBackward0",
+   lambda lib, x: F(lib).batch_norm(x, None, None, training=True), args=((2, 3, 2, 2),),
+   tol={"float32": (1e-4, 1e-5)}, tag="images")
