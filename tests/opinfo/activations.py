@@ -39,6 +39,12 @@ op("HardtanhBackward0", lambda lib, x: F(lib).hardtanh(x, -0.5, 0.5),
    corners=(-0.5, 0.5, 0.0), inplace=lambda lib, x: F(lib).hardtanh(x, -0.5, 0.5, inplace=True))
 op("HardtanhBackward0", lambda lib, x: F(lib).relu6(x * 4), corners=(0.0, 1.5, -0.0),
    tag="relu6")
+# hardswish: the slope changes at -3 and 3 (0 up to -3, x/3 + 1/2 between, 1 from 3 on)
+op("HardswishBackward0", lambda lib, x: F(lib).hardswish(x * 4), corners=(-0.75, 0.75, 0.0),
+   inplace=lambda lib, x: F(lib).hardswish(x, inplace=True))
+op("HardswishBackwardBackward0",
+   lambda lib, x, g: grad_of(lib, F(lib).hardswish, x * 4, g), args=TWO,
+   corners=(-0.75, 0.75, 0.0))
 op("ThresholdBackwardBackward0",
    lambda lib, x, g: grad_of(lib, F(lib).relu, x, g), args=TWO, corners=(0.0,))
 op("LeakyReluBackwardBackward0",

@@ -49,7 +49,14 @@ op("ToCopyBackward0", lambda lib, x: x.float(), tag="float")
 op("BernoulliBackward0", lambda lib, p: lib.bernoulli(p),
    args=(lambda rng, dtype: rng.integers(0, 2, (3, 4)).astype(dtype),))
 
-base("_ZeroGrad", "the base of the ops whose gradient is 0 (floor, sign, bernoulli, ...)")
+base("ZeroGradient", "the base of the ops whose gradient is 0 (floor, sign, bernoulli, ...)")
+# logit: the formula changes at the clamp bounds (eps, 1 - eps) and leaves [0, 1] without eps
+op("LogitBackward0", lambda lib, x: lib.logit(x), domain=(0.05, 0.95), corners=(0.5, 0.25),
+   inplace=lambda lib, x: x.logit_(), inplace_method="logit_",
+   out=lambda lib, x, out: lib.logit(x, out=out), out_function="logit")
+op("LogitBackward0", lambda lib, x: lib.logit(x, eps=0.1), domain=(-0.2, 1.2),
+   corners=(0.1, 0.9, 0.05, 0.95, 0.5), tag="eps",
+   inplace=lambda lib, x: x.logit_(eps=0.1), inplace_method="logit_")
 
 # 0-dim inputs: numpy hands back scalars there, the ops must give 0-dim tensors
 op("ExpBackward0", lambda lib, x: x.exp(), args=((),), tag="0dim")
