@@ -48,6 +48,23 @@ def _check_step(step):
                          "slice step cannot be zero")
 
 
+def _check_ints_before(items, shape):
+    """PyTorch applies an index one dimension at a time: an integer out of range before a
+    backward slice (``x[5, ::-1]``) is the error it reports first."""
+    dim = shown = 0  # the dim of the tensor; the one PyTorch names (its place in the key)
+    for k in items:
+        if k is Ellipsis:
+            return  # (the dims after it are counted from the end: no check here)
+        if k is None:
+            shown += 1
+            continue
+        if type(k) is int and dim < len(shape) and not -shape[dim] <= k < shape[dim]:
+            raise IndexError(f"index {k} is out of bounds for dimension {shown} with size "
+                             f"{shape[dim]}")
+        dim += 1
+        shown += 1
+
+
 def _sequence_as_tuple(seq):
     """PyTorch's (and old numpy's) heuristic: a short list holding a sequence, a tensor, a
     slice, None or Ellipsis is a tuple of indices, not one index."""
@@ -188,10 +205,11 @@ def _to_index(key, array):
             _check_step(key.step)
         return key, None
     if kind is tuple:
-        for k in key:
+        for i, k in enumerate(key):
             kind = type(k)
             if kind is slice:
-                if k.step is not None:
+                if k.step is not None and k.step <= 0:
+                    _check_ints_before(key[:i], array.shape)
                     _check_step(k.step)
             elif kind is not int and k is not None and k is not Ellipsis:
                 break

@@ -1,8 +1,10 @@
 """Three classes of crash or silent difference that differential fuzzing against PyTorch
 found (issue "The PyTorch that the next programs use"), each against PyTorch: a gradient
 path through a 0-dim result (numpy hands a 0-dim gradient over as a scalar), ``F.linear``
-on inputs with no features, and ``copy_`` from a source of higher rank."""
+on inputs with no features, and ``copy_`` from a source of higher rank; and two the fuzz
+test found later (an index error's order, var of a 0-dim tensor)."""
 
+import numpy as np
 import pytest
 
 import minigrad as mg
@@ -70,3 +72,29 @@ def test_copy_broadcasts_the_source_to_the_target_never_beyond(torch, target, so
         with pytest.raises(RuntimeError):
             zeros.copy_(mg.full(source, 1.0))
         assert zeros.tolist() == mg.zeros(*target).tolist(), "a refused copy_ changes nothing"
+
+
+@pytest.mark.parametrize("key", [(0, slice(None, None, -1)), (None, 5, slice(None, None, -1)),
+                                 (1, None, 0, slice(None, None, -1)),
+                                 (slice(None), slice(None, None, -1))])
+def test_an_integer_out_of_range_before_a_backward_slice_is_the_error(key, torch):
+    """Found by the fuzz test: PyTorch applies an index one dim at a time, so x[0, ::-1] on
+    an empty first dim is an IndexError, not the backward slice's ValueError."""
+    errors = []
+    for lib in (mg, torch):
+        try:
+            lib.zeros(2, 0, 3)[key] if len(key) > 2 else lib.zeros(0, 1)[key]
+        except (IndexError, ValueError) as error:
+            errors.append((type(error), str(error).split(" (tensor")[0]))
+    assert len(errors) == 2 and errors[0] == errors[1]
+
+
+def test_var_of_a_0_dim_tensor_with_a_dim_and_a_large_correction(torch):
+    """Found by the fuzz test: PyTorch's backward takes its whole-tensor rule for a 0-dim
+    input (inf or nan), where minigrad gave 2 / (1 - correction) * 0 = -0."""
+    grads = []
+    for lib in (mg, torch):
+        x = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        x.var(dim=-1, correction=2).sum().backward()
+        grads.append(x.grad.item())
+    assert np.isnan(grads[0]) and np.isnan(grads[1])

@@ -200,7 +200,7 @@ class VarBackward0(Op):
     def backward(self, grad, a):
         grad = _restore(grad, self.dims, self.keepdim)
         centered = a - _mean_kept(a, None if self.whole else self.dims)
-        if self.whole and self.dof <= 0:
+        if (self.whole or a.ndim == 0) and self.dof <= 0:  # (PyTorch: a 0-dim input too)
             # 2 / 0 times each deviation: inf, or nan where the deviation is 0 (PyTorch)
             scale = np.where(_plain(centered) == 0, np.nan, np.inf).astype(_plain(grad).dtype)
             return grad * _constant(scale, grad)
