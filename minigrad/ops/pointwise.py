@@ -417,7 +417,7 @@ def logit_(input, eps=None):
     return run_in_place(input, None, lambda t: logit(t, eps))
 
 
-# ------------------------------------------ functions: rounding, more elementwise, logical ops
+# ------------------------------------------------------- functions: more elementwise functions
 
 
 def rsqrt(input):
