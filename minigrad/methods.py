@@ -3,10 +3,11 @@ attached.
 
 ``minigrad._tensor`` defines what a tensor *is* (its storage, autograd attributes,
 properties and conversions to Python) and imports no op, so that the ops can build on it.
-The methods that compute (``x * y``, ``x.exp()``, ``x.sum()``, ``x[key] = v``,
-``x.backward()``) are written next to what they run, in the modules below, each as a class
-of methods; this module copies them onto ``Tensor``, once, when ``minigrad`` is imported.
-A name defined twice is an error here, not a silent override.
+The methods that compute are written next to what they run: most are the functions of an
+op family that its ``METHODS`` names (``x.exp()`` is ``ops.pointwise.exp``); the operators,
+shapes and views, ``x[key]``, the in-place methods and ``backward`` are classes of methods
+in the ``tensor_*`` modules. This module attaches both onto ``Tensor``, once, when
+``minigrad`` is imported. A name defined twice is an error here, not a silent override.
 """
 
 from . import creation, ops
