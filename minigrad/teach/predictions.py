@@ -1,0 +1,136 @@
+"""Predict, then run (every chapter with a prediction exercise).
+
+A prediction teaches only if it is made before the answer is seen. A ``Prediction`` is
+an exercise in two cells:
+
+1. ``lock(answer)``: the learner writes what they expect (one letter of a multiple choice,
+   or a plain number) and runs the cell. It is kept. Anything computed (a Tensor, a numpy
+   value, a function) is refused: the point is to think, not to run the code.
+2. ``reveal()``: in the cell after the experiment. It measures the true answer (with its
+   ``measure`` function, never from the learner's variables) and compares it with the
+   locked prediction. From then on the answer counts as shown: a new ``lock`` is refused,
+   the first prediction stays what was graded.
+
+Each lecture's exercise module creates its ``Prediction`` objects; ``reset_all()`` forgets
+every lock (a fresh kernel does the same), for tests.
+"""
+
+import math
+import numbers
+
+from .checks import CheckResult, no_answer
+
+__all__ = ["Prediction", "reset_all"]
+
+_ALL = []
+
+
+class Prediction:
+    """One predict-then-run exercise.
+
+    ``title``: how messages name it ("Exercise 1").
+    ``measure()``: returns ``(answer, shown)``: the right answer (a letter of ``choices``,
+    or a number) and a short text of what was measured, for the reveal's message.
+    ``choices``: ``{letter: statement}`` for a multiple choice; None for a number.
+    ``tol``: relative tolerance for a number (default 1e-6).
+    ``hint``: one sentence for a wrong prediction that points where to look, without the
+    answer.
+    """
+
+    def __init__(self, title, measure, choices=None, tol=1e-6, hint=None):
+        self.title, self.measure, self.choices = title, measure, choices
+        self.tol, self.hint = tol, hint
+        self.locked = None
+        self.revealed = False
+        _ALL.append(self)
+
+    def reset(self):
+        """Forget the lock and the reveal (what a restarted kernel does)."""
+        self.locked = None
+        self.revealed = False
+
+    # ------------------------------------------------------------------ step 1: lock in
+
+    def lock(self, prediction):
+        """Keep ``prediction`` (a letter or a number the learner wrote) as the answer to be
+        graded by ``reveal``. Refused once the answer has been shown."""
+        if no_answer(prediction):
+            return CheckResult(False, f"{self.title}: no prediction yet. {self._how()} in place "
+                                      "of None and run the cell again.")
+        value, problem = self._read(prediction)
+        if problem:
+            return CheckResult(False, f"{self.title}: {problem}")
+        if self.revealed and self.locked != value:
+            kept = (f"your locked prediction stays ({self._show(self.locked)})"
+                    if self.locked is not None else "no prediction counts now")
+            return CheckResult(False, f"{self.title}: the answer has been shown already, so a "
+                                      f"new prediction cannot count: {kept}. Predict first, "
+                                      "then run; the next exercise is a fresh chance.")
+        self.locked = value
+        said = (f"({value}) {self.choices[value]}" if self.choices else self._show(value))
+        return CheckResult(True, f"{self.title}: prediction locked in: {said}. Now run the "
+                                 "next cells to see.")
+
+    def _how(self):
+        if self.choices:
+            letters = ", ".join(f'"{c}"' for c in self.choices)
+            return f"Write one letter ({letters}, as a string)"
+        return "Write the number you expect (a plain number, not code that computes it)"
+
+    def _read(self, prediction):
+        """(value, None) for a well-formed prediction, (None, why not) otherwise."""
+        if self.choices:
+            if not isinstance(prediction, str):
+                return None, (f"{prediction!r} is not one of the choices. {self._how()}.")
+            letter = prediction.strip().strip("()").lower()
+            if letter not in self.choices:
+                return None, f"{prediction!r} is not one of the choices. {self._how()}."
+            return letter, None
+        if isinstance(prediction, bool) or not isinstance(prediction, (int, float)) \
+                or type(prediction).__module__ != "builtins":
+            kind = type(prediction).__name__
+            return None, (f"a prediction is a number you write down, not a {kind}: "
+                          "computing it with the code would answer by running, not by "
+                          f"predicting. {self._how()}.")
+        if not math.isfinite(prediction):
+            return None, f"{prediction!r} is not a finite number. {self._how()}."
+        return float(prediction), None
+
+    def _show(self, value):
+        if self.choices:
+            return str(value)
+        return f"{value:g}"
+
+    # ------------------------------------------------------------------ step 2: reveal
+
+    def reveal(self):
+        """Measure the answer, compare it with the locked prediction; the answer counts as
+        shown from now on."""
+        answer, shown = self.measure()
+        self.revealed = True
+        if self.locked is None:
+            return CheckResult(False, f"{self.title}: no prediction was locked in before this "
+                                      "experiment. Write yours in the cell above and run it "
+                                      "first: a prediction made after seeing the answer "
+                                      "teaches nothing.")
+        if self._agrees(self.locked, answer):
+            return CheckResult(True, f"{self.title}: your prediction "
+                                     f"({self._show(self.locked)}) was right ({shown}).")
+        said = (f"({self.locked}) {self.choices[self.locked]}" if self.choices
+                else self._show(self.locked))
+        hint = f" {self.hint}" if self.hint else ""
+        return CheckResult(False, f"{self.title}: you predicted {said}; the experiment says "
+                                  f"otherwise ({shown}).{hint}")
+
+    def _agrees(self, locked, answer):
+        if self.choices:
+            return locked == answer
+        if not isinstance(answer, numbers.Real):
+            answer = float(answer)
+        return math.isclose(locked, answer, rel_tol=self.tol, abs_tol=self.tol)
+
+
+def reset_all():
+    """Forget every prediction's lock and reveal (for tests)."""
+    for prediction in _ALL:
+        prediction.reset()

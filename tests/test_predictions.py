@@ -1,0 +1,73 @@
+"""``teach.predictions``: a prediction is locked before the answer is shown, computed values
+are refused, and the reveal grades the first locked prediction."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.teach.predictions import Prediction, reset_all
+
+
+def choice(answer="b"):
+    return Prediction("Exercise 9", lambda: (answer, "measured"),
+                      choices={"a": "up", "b": "down"}, hint="Look at the sign.")
+
+
+def number(answer=24.0):
+    return Prediction("Exercise 8", lambda: (answer, f"x.grad is {answer:g}"))
+
+
+def test_right_letter_locked_then_revealed_passes():
+    p = choice()
+    assert p.lock("b")
+    result = p.reveal()
+    assert result and "right" in result.message
+
+
+def test_wrong_letter_fails_with_the_hint_and_not_the_answer():
+    p = choice()
+    assert p.lock(" (A) ")
+    result = p.reveal()
+    assert not result
+    assert "Look at the sign." in result.message and "(b)" not in result.message
+
+
+@pytest.mark.parametrize("bad", ["z", 1, ["a"]])
+def test_a_letter_outside_the_choices_is_refused(bad):
+    result = choice().lock(bad)
+    assert not result and "not one of the choices" in result.message
+
+
+@pytest.mark.parametrize("computed", [mg.tensor(24.0), np.float64(24.0), np.array(24.0),
+                                      True, print])
+def test_a_number_prediction_refuses_computed_values(computed):
+    result = number().lock(computed)
+    assert not result and "predict" in result.message
+
+
+def test_none_asks_for_a_prediction():
+    result = number().lock(None)
+    assert not result and "no prediction yet" in result.message
+
+
+def test_a_reveal_without_a_lock_fails():
+    p = number()
+    assert not p.reveal()
+
+
+def test_after_the_reveal_a_new_prediction_is_refused_and_the_first_stays():
+    p = number(24.0)
+    assert p.lock(12)
+    assert not p.reveal()
+    result = p.lock(24)
+    assert not result and "shown already" in result.message
+    assert not p.reveal()
+    assert p.lock(12)  # the same prediction again is no change
+
+
+def test_a_number_within_tolerance_passes_and_reset_all_forgets():
+    p = number(24.0)
+    assert p.lock(24)
+    assert p.reveal()
+    reset_all()
+    assert p.locked is None and not p.revealed
