@@ -601,6 +601,17 @@ class RemovableHandle:
         if hooks_dict is not None and self.id in hooks_dict:
             del hooks_dict[self.id]
 
+    def __getstate__(self):
+        return (self.hooks_dict_ref(), self.id)
+
+    def __setstate__(self, state):
+        """A copied handle (``copy.deepcopy``, pickling) removes from the copied hooks, as
+        PyTorch's does: never from the original module's."""
+        hooks_dict, self.id = state
+        if hooks_dict is None:  # the hooks were gone: a copy that removes nothing
+            hooks_dict = collections.OrderedDict()
+        self.hooks_dict_ref = weakref.ref(hooks_dict)
+
     def __enter__(self):
         return self
 

@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..graph import RemovableHandle, no_grad
 from .._tensor import Tensor, wrap
+from .backward_hooks import BackwardHook
 from .parameter import Parameter
 
 class IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -65,6 +66,8 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_hooks_with_kwargs", set())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
 
     # ------------------------------------------------------------------ registration
@@ -180,14 +183,18 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        if self.__dict__.get("_forward_pre_hooks") or self.__dict__.get("_forward_hooks"):
+        own = self.__dict__
+        if own.get("_forward_pre_hooks") or own.get("_forward_hooks") \
+                or own.get("_backward_hooks") or own.get("_backward_pre_hooks"):
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
     def _call_with_hooks(self, args, kwargs):
         """``forward`` between its hooks: each pre-hook may replace the inputs, each hook
-        the output (PyTorch's order: pre-hooks, forward, hooks)."""
+        the output (PyTorch's order: pre-hooks, forward, hooks); with backward hooks, the
+        inputs and outputs pass through ``BackwardHook``'s identities."""
         with_kwargs = self._forward_hooks_with_kwargs
+        backward_hook = None
         for key, hook in list(self._forward_pre_hooks.items()):
             if key in with_kwargs:
                 result = hook(self, args, kwargs)
@@ -197,12 +204,19 @@ class Module:
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        hooks, pre_hooks = self.__dict__.get("_backward_hooks"), self.__dict__.get(
+            "_backward_pre_hooks")
+        if hooks or pre_hooks:
+            backward_hook = BackwardHook(self, hooks or {}, pre_hooks or {})
+            args = backward_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for key, hook in list(self._forward_hooks.items()):
             result = (hook(self, args, kwargs, output) if key in with_kwargs
                       else hook(self, args, output))
             if result is not None:
                 output = result
+        if backward_hook is not None:
+            output = backward_hook.setup_output_hook(output)
         return output
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
@@ -216,6 +230,18 @@ class Module:
         None) replaces the output. ``with_kwargs=True``: ``hook(module, args, kwargs,
         output)``. Returns a handle: ``handle.remove()``."""
         return self._add_hook(self._forward_hooks, hook, prepend, with_kwargs)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        inputs have been computed (one per positional argument, None where none flows);
+        what it returns (not None) replaces ``grad_input``. Returns a handle."""
+        return self._add_hook(self._backward_hooks, hook, prepend, False)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Call ``hook(module, grad_output)`` when the gradients of the module's outputs
+        arrive, before those of its inputs are computed; what it returns (not None)
+        replaces ``grad_output``. Returns a handle."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend, False)
 
     def register_load_state_dict_pre_hook(self, hook):
         """Call ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -265,25 +291,28 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def _named_members(self, registry, prefix, recurse):
+    def _named_members(self, registry, prefix, recurse, remove_duplicate=True):
         seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
         for module_prefix, module in modules:
             for name, value in getattr(module, registry).items():
-                if value is None or id(value) in seen:
+                if value is None or (remove_duplicate and id(value) in seen):
                     continue
                 seen.add(id(value))
                 yield module_prefix + ("." if module_prefix else "") + name, value
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members("_parameters", prefix, recurse)
+        """``(name, parameter)`` pairs; a parameter shared by several modules comes once,
+        under its first name, unless ``remove_duplicate=False``."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self, prefix="", recurse=True):
-        yield from self._named_members("_buffers", prefix, recurse)
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         for _, buf in self.named_buffers(recurse=recurse):
