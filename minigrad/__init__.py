@@ -45,6 +45,7 @@ from .nn.functional import conv2d, max_pool2d  # noqa: E402  (torch.conv2d, torc
 from . import legacy  # noqa: E402
 from .legacy import *  # noqa: E402,F401,F403  (mg.pi, mg.inf, mg.LongTensor, ...)
 from . import func  # noqa: E402  (torch.func: grad, vmap, jacrev, ...)
+from . import linalg  # noqa: E402  (torch.linalg: inv, solve, eigh, svd, norms, ...)
 
 __version__ = "0.1.0"
 
@@ -66,7 +67,7 @@ __all__ = [
     "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
-    "float", "double", "half", "long", "int", "nn", "optim", "utils", "save", "load",
+    "float", "double", "half", "long", "int", "nn", "optim", "utils", "linalg", "save", "load",
     "set_printoptions", "conv2d", "max_pool2d",
 ] + legacy.__all__ + list(_function_names) + [name for family in methods.FUNCTION_MODULES
                              for name in family.FUNCTIONS]

@@ -240,10 +240,15 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("subclasses of Function implement backward(ctx, grad)")
 
+    # The name of the node (``y.grad_fn``); None: the class's name and "Backward", as in
+    # PyTorch. A package op written as a Function gives PyTorch's node name here.
+    node_name = None
+
     @classmethod
     def _node_class(cls):
         if "_node_cls" not in cls.__dict__:
-            cls._node_cls = type(f"{cls.__name__}Backward", (FunctionNode,), {"__slots__": ()})
+            name = cls.__dict__.get("node_name") or f"{cls.__name__}Backward"
+            cls._node_cls = type(name, (FunctionNode,), {"__slots__": ()})
         return cls._node_cls
 
     @staticmethod

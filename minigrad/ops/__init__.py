@@ -85,12 +85,12 @@ formula changes, and whether it has a second derivative; the registry checks it 
 PyTorch. CONTRIBUTING.md has the whole recipe.
 """
 
-from . import (activations, arithmetic, diagonals, histograms, indexing, linalg, pointwise,
-               reductions, rounding, scatter, selection, shape, softmax, sorting)
+from . import (activations, arithmetic, diagonals, histograms, indexing, linalg, matrices,
+               pointwise, reductions, rounding, scatter, selection, shape, softmax, sorting)
 from .op import Op
 
 __all__ = ["Op", "FAMILIES"]
 
 # The families whose public functions are declared at their end (``FUNCTIONS``, ``METHODS``).
-FAMILIES = (activations, arithmetic, diagonals, histograms, indexing, linalg, pointwise,
-            reductions, rounding, scatter, selection, shape, softmax, sorting)
+FAMILIES = (activations, arithmetic, diagonals, histograms, indexing, linalg, matrices,
+            pointwise, reductions, rounding, scatter, selection, shape, softmax, sorting)

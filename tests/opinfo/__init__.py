@@ -228,11 +228,12 @@ from . import (
     inplace_nodes,
     linalg,
     losses,
+    matrices,
     nn_ops,
     pointwise,
     reductions,
     shape,
 )
 
-FAMILIES = (activations, arithmetic, indexing, inplace_nodes, linalg, losses, nn_ops,
-            pointwise, reductions, shape)
+FAMILIES = (activations, arithmetic, indexing, inplace_nodes, linalg, losses, matrices,
+            nn_ops, pointwise, reductions, shape)

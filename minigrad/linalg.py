@@ -1,0 +1,260 @@
+"""``minigrad.linalg``: PyTorch's ``torch.linalg`` for real matrices (after chapter 13).
+
+The single-output ops live in ``ops.matrices`` (inverse, determinants, solve, Cholesky,
+cross) and ``ops.reductions`` (the vector norm); here are their ``linalg`` names, the
+norms built from them, and the two decompositions with several differentiable outputs,
+``eigh`` and ``svd``, written as ``autograd.Function``s whose nodes carry PyTorch's names.
+Their backward formulas are PyTorch's (``linalg_eig_backward``, ``svd_backward``) on
+Tensors, so they can be differentiated again.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .autograd.function import Function
+from .creation import eye, tensor
+from .ops import reductions
+from .ops.linalg import matmul
+from .ops.matrices import LinAlgError, cholesky, cross, det, slogdet, solve
+from .ops.matrices import inverse as inv
+from .ops.matrices import square_matrices
+from .ops.shape import movedim
+from .ops.sorting import amax, amin
+
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "lstsq", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv",
+           "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm"]
+
+EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
+LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+# ------------------------------------------------------------------ norms
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default)."""
+    return reductions.norm(x, ord, dim, keepdim, dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """The matrix norm of each matrix (over the two dimensions ``dim``): 'fro', 'nuc',
+    inf/-inf (largest/smallest row sum of |A|), 1/-1 (column sums), 2/-2 (largest/smallest
+    singular value)."""
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if ord == "fro":
+        return vector_norm(A, 2, dim, keepdim)
+    rows, cols = (d % A.ndim for d in dim)
+    last = movedim(A, (rows, cols), (-2, -1))
+    if ord == "nuc":
+        result = svdvals(last).sum(-1)
+    elif ord in (2, -2):
+        values = svdvals(last)
+        result = amax(values, -1) if ord == 2 else amin(values, -1)
+    elif ord in (1, -1, np.inf, -np.inf):
+        sums = last.abs().sum(-2 if abs(ord) == 1 else -1)
+        result = amax(sums, -1) if ord > 0 else amin(sums, -1)
+    else:
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if keepdim:
+        for d in sorted((rows, cols)):
+            result = result.unsqueeze(d)
+    return result
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm (``dim`` an int, or a 1-D tensor) or a matrix norm (``dim`` a pair,
+    or a 2-D tensor with ``ord`` given); ``ord=None``: the 2-norm of the flattened tensor."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if ord is None:
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+    if dim is None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input "
+                               f"must be 1D or 2D. Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    if len(dim) == 2:
+        return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported.")
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+# ------------------------------------------------------------------ products
+
+def vecdot(x, y, *, dim=-1):
+    """The dot product of the vectors along ``dim`` (broadcast)."""
+    return (x * y).sum(dim)
+
+
+def multi_dot(tensors):
+    """``tensors[0] @ tensors[1] @ ...``; the first and the last may be vectors."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    return result
+
+
+def matrix_power(A, n):
+    """A multiplied by itself ``n`` times (n = 0: the identity; n < 0: the inverse's)."""
+    square_matrices(A, "matrix_power")
+    if n == 0:
+        return eye(A.shape[-1], dtype=A.dtype).expand(*A.shape).clone()
+    base = inv(A) if n < 0 else A
+    result = base
+    for _ in range(abs(n) - 1):
+        result = matmul(result, base)
+    return result
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of each matrix (a view)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+# ------------------------------------------------------------------ eigh
+
+class LinalgEigh(Function):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices."""
+    node_name = "LinalgEighBackward0"
+
+    @staticmethod
+    def forward(ctx, A, uplo):
+        values, vectors = np.linalg.eigh(A.detach().numpy(), UPLO=uplo)
+        L, V = A.new_tensor(values), A.new_tensor(vectors)
+        ctx.save_for_backward(L, V)
+        return L, V
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        L, V = ctx.saved_tensors
+        VhgV = V.mT @ grad_vectors
+        VhgV = (VhgV - VhgV.mT) * 0.5
+        n = L.shape[-1]
+        E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye(n, dtype=L.dtype)
+        inner = VhgV / E + grad_values.unsqueeze(-1) * eye(n, dtype=L.dtype)
+        return V @ inner @ V.mT, None
+
+
+def eigh(A, UPLO="L"):
+    """``(eigenvalues, eigenvectors)`` of each symmetric matrix (only its ``UPLO`` triangle
+    is read), eigenvalues ascending."""
+    square_matrices(A, "eigh")
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return EighResult(*LinalgEigh.apply(A, UPLO))
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues of each symmetric matrix, ascending."""
+    return eigh(A, UPLO).eigenvalues
+
+
+# ------------------------------------------------------------------ svd
+
+class LinalgSvd(Function):
+    """``A = U diag(S) Vh``; PyTorch's ``svd_backward`` (full matrices narrowed to k)."""
+    node_name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx, A, full_matrices):
+        u, s, vh = np.linalg.svd(A.detach().numpy(), full_matrices=full_matrices)
+        U, S, Vh = A.new_tensor(u), A.new_tensor(s), A.new_tensor(vh)
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        U, Vh = U[..., :, :k], Vh[..., :k, :]
+        gU = None if gU is None else gU[..., :, :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
+        return _svd_backward(gU, gS, gVh, U, S, Vh), None
+
+
+def _svd_backward(gU, gS, gVh, U, S, Vh):
+    """PyTorch's formula: gA = U [(skew(U^T gU) / E) S + S (skew(V^T gV) / E) + I gS] V^T
+    plus the parts outside U's and V's column spaces."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:
+        if gS is None:
+            return None
+        return matmul(U, gS.unsqueeze(-1) * Vh) if m >= n else matmul(U * gS.unsqueeze(-2), Vh)
+    V, gV = Vh.mT, (None if gVh is None else gVh.mT)
+    UhgU = None if gU is None else _skew(U.mT @ gU)
+    VhgV = None if gV is None else _skew(Vh @ gV)
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + eye(S.shape[-1], dtype=S.dtype)
+    if UhgU is not None and VhgV is not None:
+        gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
+    elif UhgU is not None:
+        gA = UhgU * S.unsqueeze(-2) / E
+    else:
+        gA = S.unsqueeze(-1) * VhgV / E
+    if gS is not None:
+        gA = gA + gS.unsqueeze(-1) * eye(S.shape[-1], dtype=S.dtype)
+    if m > n and gU is not None:
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = U @ gA + gUSinv - U @ (U.mT @ gUSinv)
+        return gA @ Vh
+    if m < n and gV is not None:
+        gVSinv = gV / S.unsqueeze(-2)
+        gA = gA @ Vh + gVSinv.mT - (gVSinv.mT @ V) @ Vh
+        return U @ gA
+    return U @ (gA @ Vh) if m >= n else (U @ gA) @ Vh
+
+
+def _skew(A):
+    return A - A.mT
+
+
+def svd(A, full_matrices=True):
+    """``(U, S, Vh)`` with ``A = U @ diag(S) @ Vh``, singular values descending."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if not A.is_floating_point():
+        raise RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. "
+                           f"Got {str(A.dtype).split('.')[-1].capitalize()}")
+    return SvdResult(*LinalgSvd.apply(A, bool(full_matrices)))
+
+
+def svdvals(A):
+    """The singular values of each matrix, descending."""
+    return svd(A, full_matrices=False).S
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse: singular values below ``max(atol, rtol * largest)`` count as 0
+    (default rtol: machine epsilon times the larger side)."""
+    U, S, Vh = svd(A, full_matrices=False)
+    if atol is None and rtol is None:
+        rtol = np.finfo(S.detach().numpy().dtype).eps * max(A.shape[-2:])
+    largest = S.detach().amax(-1, keepdim=True) if S.shape[-1] else S.detach()
+    cutoff = max(atol or 0.0, 0.0) + (rtol or 0.0) * largest
+    kept = S > cutoff
+    S_inverse = (1 / S.where(kept, S.new_ones(()))).where(kept, S.new_zeros(()))
+    return (Vh.mT * S_inverse.unsqueeze(-2)) @ U.mT
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solution X of ``A X ~ B`` (through the pseudo-inverse); like PyTorch
+    on the CPU (driver 'gelsy'), residuals are returned for m > n and full rank, singular
+    values are empty."""
+    solution = pinv(A, rtol=rcond) @ B if rcond is not None else pinv(A) @ B
+    rank = tensor(np.linalg.matrix_rank(A.detach().numpy()))
+    m, n = A.shape[-2:]
+    if m > n and bool((rank == n).all()):
+        residuals = ((A @ solution - B) ** 2).sum(-2).detach()
+    else:
+        residuals = A.new_zeros((0,))
+    return LstsqResult(solution, residuals, rank, A.new_zeros((0,)))
