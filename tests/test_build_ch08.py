@@ -477,7 +477,7 @@ def test_minigrads_own_adam_is_refused(own, words):
     (make_adam(correct1=False, correct2=False), ["step 1", "no bias correction", "3.16 lr"]),
     (make_adam(correct2=False), ["step 1", "corrects m but not v"]),
     (make_adam(correct1=False), ["step 1", "corrects v but not m"]),
-    (make_adam(eps_inside=True), ["ε sits inside your square root", "sqrt(v̂) + ε"]),
+    (make_adam(eps_inside=True), ["eps=0.1", "ε sits inside your square root", "sqrt(v̂) + ε"]),
     (make_adam(global_step=True), ["parameter late", "t = 3", "number of step() calls",
                                    "self.state[p]['step']"]),
     (make_adam(keep_state=False), ["step 2", "m and v were lost", "live from one step"]),
@@ -497,7 +497,8 @@ def test_minigrads_own_adam_is_refused(own, words):
                                  "the bias-corrected m̂ and v̂ are computed"]),
     (make_adam(lr_default=0.01), ["your __init__ has lr=0.01", "PyTorch's Adam has lr=0.001"]),
     (make_adam(eps_default=1e-6), ["eps=1e-06", "PyTorch's Adam has eps=1e-08"]),
-    (make_adam(first_group_only=True), ["parameter b", "did not move at all"]),
+    (make_adam(first_group_only=True), ["parameter b", "second group", "did not move at all",
+                                        "every group"]),
     (make_adam(group_settings=False), ["parameter b", "settings of its own", "from the group"]),
 ])
 def test_a_wrong_adam_fails_with_what_to_fix(wrong, words):
@@ -536,3 +537,33 @@ def test_minigrads_adam_and_adamw_match_torch_step_for_step():
             assert np.allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-12, atol=1e-14)
         finals[name] = w.detach().numpy()
     assert not np.allclose(finals["Adam"], finals["AdamW"])
+
+
+def test_an_adam_that_keeps_its_step_count_as_a_float32_tensor_passes(Adam):
+    """PyTorch keeps state['step'] as a float32 tensor: a bias correction computed from it
+    is rounded to float32, which the check must accept."""
+    class TensorStep(optim.Optimizer):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+        @mg.no_grad()
+        def step(self):
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad + group["weight_decay"] * p
+                    state = self.state[p]
+                    if not state:
+                        state.update(step=mg.tensor(0.0), exp_avg=mg.zeros_like(p),
+                                     exp_avg_sq=mg.zeros_like(p))
+                    state["step"] += 1
+                    t = state["step"]
+                    state["exp_avg"].mul_(beta1).add_((1 - beta1) * g)
+                    state["exp_avg_sq"].mul_(beta2).add_((1 - beta2) * g * g)
+                    m_hat = state["exp_avg"] / (1 - beta1 ** t)
+                    v_hat = state["exp_avg_sq"] / (1 - beta2 ** t)
+                    p -= group["lr"] * m_hat / (v_hat.sqrt() + group["eps"])
+    result = teach.check_piece("adam", TensorStep)
+    assert result, result.message

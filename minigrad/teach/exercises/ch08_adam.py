@@ -38,7 +38,7 @@ _OWN_ADAMW = adam_module.AdamW
 TORCH_ADAM_DEFAULTS = {"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0}
 
 _KEYS = ("exp_avg", "exp_avg_sq", "step")
-_RTOL, _ATOL = 1e-6, 1e-9   # float64 runs: room for a bias correction computed in float32
+_RTOL, _ATOL = 1e-4, 1e-7   # room for a bias correction computed in float32 (0.999 in float32)
 
 
 def first_step_without_correction(beta1=0.9, beta2=0.999):
@@ -216,9 +216,9 @@ def _explain(p, g, got, m0, v0, t0, s, calls):
                 "live from one step to the next, in self.state[p] ('exp_avg', 'exp_avg_sq').")
     if calls != t0 + 1 and same(_update(p, g, m0, v0, t0, s, t=calls)):
         return (f" Its bias correction used t = {calls}, the number of step() calls, where "
-                f"this parameter has had {t0 + 1} steps with a gradient. Hint: keep the step "
-                "count per parameter, in self.state[p]['step']: a step in which a parameter "
-                "has no gradient (.grad None) does not count for it.")
+                f"this parameter has had {t0 + 1} step{'s' if t0 else ''} with a gradient. "
+                "Hint: keep the step count per parameter, in self.state[p]['step']: a step in "
+                "which a parameter has no gradient (.grad None) does not count for it.")
     return ""
 
 
@@ -296,13 +296,30 @@ def _compare_state(optimizer, own, params, own_params, label, step, explain):
                                "that grows with every step. Hint: the whole step runs with "
                                "autograd off (@mg.no_grad()).")
             mine, theirs = _numbers(got), _numbers(want[key])
+            scale = float(np.max(np.abs(theirs))) if np.size(theirs) else 0.0
             if np.shape(mine) != np.shape(theirs) or not np.allclose(
-                    mine, theirs, rtol=_RTOL, atol=_ATOL):
+                    mine, theirs, rtol=_RTOL, atol=_RTOL * scale + _ATOL):
                 what = {"exp_avg": "m (exp_avg)", "exp_avg_sq": "v (exp_avg_sq)",
                         "step": "the step count"}[key]
                 hint = explain(name, key, mine) if key != "step" else ""
                 raise Mismatch(f"{label}, after step {step}: {what} of {name} is {show(mine)}; "
                                f"expected {show(theirs)}.{hint}")
+
+
+def _same_move(moved, own_moved, lr):
+    """Did the parameter move as minigrad's did in this step? The moves are compared, to
+    1e-4 of their size and of lr (Adam's scale of a step), so a bias correction rounded to
+    float32 (which lets the two runs drift apart a little) passes, and a wrong idea does
+    not."""
+    return np.allclose(moved, own_moved, rtol=_RTOL, atol=_RTOL * lr)
+
+
+def _beyond_shown(got, want):
+    """' (equal to 4 decimals; they differ by up to 3e-07)' when ``show`` hides the gap."""
+    if show(got) != show(want):
+        return ""
+    gap = float(np.max(np.abs(np.asarray(got, dtype=float) - np.asarray(want, dtype=float))))
+    return f" (equal to 4 decimals; they differ by up to {gap:.1g})"
 
 
 def _trajectory(adam_class, case, seed):
@@ -325,6 +342,7 @@ def _trajectory(adam_class, case, seed):
             own_loss(step).backward()
             loss_fn(step).backward()
         before = {name: p.detach().numpy().copy() for name, p in params.items()}
+        own_before = {name: p.detach().numpy().copy() for name, p in own_params.items()}
         grads = {name: _numbers(p.grad) for name, p in params.items()}
         states = {name: _own_state(own, own_params[name]) for name in params}
         own.step()
@@ -342,11 +360,16 @@ def _trajectory(adam_class, case, seed):
                 if step == _SKIPPED_STEP else "")
         for name, p in params.items():
             want, got = own_params[name].detach().numpy(), p.detach().numpy()
-            if np.allclose(got, want, rtol=_RTOL, atol=_ATOL):
+            lr = _settings_of(settings, two_groups, name)["lr"]
+            if _same_move(got - before[name], want - own_before[name], lr):
                 continue
             if grads[name] is None:
                 hint = (f" Its .grad is None ({name} took no part in the loss yet), so step() "
                         "must leave it alone: no move, no state, no step counted.")
+            elif two_groups and name != "w" and np.array_equal(got, before[name]):
+                hint = (f" Parameter {name}, of the second group (param_groups[1]), did not "
+                        "move at all, while w, of the first, did. Hint: step() must go "
+                        "through every group in self.param_groups, not only the first.")
             else:
                 hint = _explain(before[name], grads[name], got, *states[name],
                                 _settings_of(settings, two_groups, name), step)
@@ -355,7 +378,8 @@ def _trajectory(adam_class, case, seed):
                             "betas (0.5, 0.9)): go through every group and read each setting "
                             "from the group.")
             raise Mismatch(f"{label}, step {step}{what}: parameter {name} is {show(got)}; "
-                           f"expected {show(want)}.{hint}")
+                           f"expected {show(want)}{_beyond_shown(got, want)}.{hint}")
+
         def explain(name, key, mine):
             return _state_hint(key, mine, before[name], grads[name], *states[name],
                                _settings_of(settings, two_groups, name))
@@ -395,6 +419,8 @@ def _check_defaults(adam_class):
     optimizer = run_learner(label, lambda: adam_class(list(params.values())), _settings_hint)
     own = _OWN_ADAM(list(own_params.values()))
     for step in (1, 2):
+        before = {name: p.detach().numpy().copy() for name, p in params.items()}
+        own_before = {name: p.detach().numpy().copy() for name, p in own_params.items()}
         own.zero_grad()
         optimizer.zero_grad()
         own_loss(step).backward()
@@ -403,7 +429,8 @@ def _check_defaults(adam_class):
         run_learner(f"{label}: step()", optimizer.step, _recorded_hint)
         for name, p in params.items():
             want, got = own_params[name].detach().numpy(), p.detach().numpy()
-            if not np.allclose(got, want, rtol=_RTOL, atol=_ATOL):
+            if not _same_move(got - before[name], want - own_before[name],
+                              TORCH_ADAM_DEFAULTS["lr"]):
                 raise Mismatch(f"{label}, step {step}: parameter {name} is {show(got)}; "
                                f"expected {show(want)}, a step with PyTorch's defaults "
                                f"{TORCH_ADAM_DEFAULTS}.")
@@ -446,7 +473,7 @@ def _check_float32(adam_class, steps=3):
                                "Parameter it had. Hint: change each parameter itself, in place.")
             want = own_originals[name]
             same_dtype(f"{context}: parameter {name}", p, want)
-            if not np.allclose(p.detach().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-6):
+            if not np.allclose(p.detach().numpy(), want.detach().numpy(), rtol=_RTOL, atol=1e-5):
                 raise Mismatch(f"{context}: parameter {name} is {show(p)}; expected "
                                f"{show(want)}.")
             entry = optimizer.state.get(p, {}) if hasattr(optimizer.state, "get") else {}
@@ -477,7 +504,7 @@ def _adam_battery(adam_class, seeds=(0, 1, 2)):
     with _plug_adam(adam_class):
         got = run_learner("the chapter's regression (teach.training_run) with your Adam",
                           lambda: training_run(lr=0.1, epochs=20, optimizer="Adam"))
-    if not np.allclose(got, want, rtol=1e-5):
+    if not np.allclose(got, want, rtol=_RTOL):
         raise Mismatch(f"plugged into the chapter's regression, the losses are "
                        f"{np.round(got, 4).tolist()}; expected {np.round(want, 4).tolist()}.")
     runs = len(_CASES) * len(seeds)
