@@ -346,3 +346,224 @@ def test_an_sgd_using_a_helper_of_another_cell_is_told_why_in_my_pieces(tmp_path
     for words in ("NameError", "'move' is not defined in your build cell",
                   "defined in another cell", "define everything your piece needs inside it"):
         assert words in line, line
+
+
+# ---------------------------------------------------------------- the second piece: Adam
+
+
+@pytest.fixture(scope="module")
+def Adam():
+    return solution("08", "Adam")
+
+
+def make_adam(correct1=True, correct2=True, eps_inside=False, global_step=False, keep_state=True,
+              lr_twice=False, decay="coupled", betas_swapped=False, average=True, sqrt=True,
+              in_place=True, no_grad=True, skip_none=True, state_keys=("exp_avg", "exp_avg_sq"),
+              store_hat=False, lr_default=1e-3, eps_default=1e-8, sign=-1, first_group_only=False,
+              group_settings=True):
+    """An Adam written like the notebook's, right with the defaults; each switch is a typical
+    mistake."""
+    m_key, v_key = state_keys
+
+    class WrongAdam(optim.Optimizer):
+        def __init__(self, params, lr=lr_default, betas=(0.9, 0.999), eps=eps_default,
+                     weight_decay=0):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+            self.calls = 0
+
+        def _update(self):
+            self.calls += 1
+            for group in self.param_groups[:1] if first_group_only else self.param_groups:
+                read = group if group_settings else self.param_groups[0]
+                beta1, beta2 = read["betas"][::-1] if betas_swapped else read["betas"]
+                lr, eps, wd = read["lr"], group["eps"], group["weight_decay"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        if skip_none:
+                            continue
+                        p.grad = mg.zeros_like(p)
+                    g = p.grad
+                    if wd and decay == "coupled":
+                        g = g + wd * p
+                    state = self.state[p]
+                    if not state or not keep_state:   # keep_state=False: m, v new each step
+                        state.setdefault("step", 0)
+                        state.update(**{m_key: mg.zeros_like(p), v_key: mg.zeros_like(p)})
+                    state["step"] += 1
+                    t = self.calls if global_step else state["step"]
+                    m, v = state[m_key], state[v_key]
+                    m.mul_(beta1).add_((1 - beta1) * g if average else g)
+                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    m_hat = m / (1 - beta1 ** t) if correct1 else m
+                    v_hat = v / (1 - beta2 ** t) if correct2 else v
+                    if store_hat:
+                        m.copy_(m_hat)
+                    root = (v_hat + eps).sqrt() if eps_inside else (
+                        (v_hat.sqrt() if sqrt else v_hat) + eps)
+                    update = (lr * lr if lr_twice else lr) * m_hat / root
+                    if wd and decay == "decoupled":
+                        p.mul_(1 - lr * wd)
+                    if in_place:
+                        p += sign * update
+                    else:
+                        p = p + sign * update
+
+        def step(self):
+            if no_grad:
+                with mg.no_grad():
+                    self._update()
+            else:
+                self._update()
+    return WrongAdam
+
+
+class EmptyAdamSubclass(optim.Adam):
+    pass
+
+
+class WrapsMinigradsAdamW(optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+        params = list(params)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        self.inner = importlib.import_module("minigrad.optim.adam").AdamW(
+            params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+
+    def step(self):
+        self.inner.step()
+
+
+def test_the_notebooks_adam_passes(Adam):
+    result = teach.check_piece("adam", Adam)
+    assert result, result.message
+    assert "18 runs" in result.message
+
+
+def test_pytorchs_adam_defaults_are_written_down_right():
+    torch = pytest.importorskip("torch")
+    from minigrad.teach.exercises import ch08_adam
+    for own in (torch.optim.Adam, optim.Adam):
+        signature = inspect.signature(own)
+        for name, default in ch08_adam.TORCH_ADAM_DEFAULTS.items():
+            assert tuple(np.atleast_1d(signature.parameters[name].default)) == \
+                tuple(np.atleast_1d(default)), (own, name)
+
+
+def test_the_first_step_without_bias_correction_is_what_torch_computes():
+    """(1 - β1) / sqrt(1 - β2) lr: the size of the uncorrected first step, measured."""
+    torch = pytest.importorskip("torch")
+    from minigrad.teach.exercises import ch08_adam
+    w = torch.tensor([5.0], dtype=torch.float64, requires_grad=True)
+    (w * -170.0).sum().backward()
+    m, v = 0.1 * w.grad, 0.001 * w.grad ** 2
+    step = (0.1 * m / (v.sqrt() + 1e-8)).abs().item()
+    assert step / 0.1 == pytest.approx(ch08_adam.first_step_without_correction(), rel=1e-6)
+    assert 3.1 < ch08_adam.first_step_without_correction() < 3.2
+
+
+@pytest.mark.parametrize("own, words", [
+    (optim.Adam, ["minigrad's own optim.Adam", "not a piece you wrote", "Write Adam yourself"]),
+    (optim.AdamW, ["minigrad's own optim.AdamW", "not a piece you wrote"]),
+    (EmptyAdamSubclass, ["subclass of minigrad's own optim.Adam", "from scratch"]),
+    (WrapsMinigradsAdamW, ["calls minigrad's own optim.AdamW", "mg.optim.adam.AdamW"]),
+])
+def test_minigrads_own_adam_is_refused(own, words):
+    result = teach.check_piece("adam", own)
+    assert not result
+    for word in words:
+        assert word in result.message, result.message
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (make_adam(correct1=False, correct2=False), ["step 1", "no bias correction", "3.16 lr"]),
+    (make_adam(correct2=False), ["step 1", "corrects m but not v"]),
+    (make_adam(correct1=False), ["step 1", "corrects v but not m"]),
+    (make_adam(eps_inside=True), ["eps=0.1", "ε sits inside your square root", "sqrt(v̂) + ε"]),
+    (make_adam(global_step=True), ["parameter late", "t = 3", "number of step() calls",
+                                   "self.state[p]['step']"]),
+    (make_adam(keep_state=False), ["step 2", "m and v were lost", "live from one step"]),
+    (make_adam(lr_twice=True), ["step 1", "lr is applied twice"]),
+    (make_adam(decay="none"), ["weight_decay=0.1", "weight_decay · p to the gradient"]),
+    (make_adam(decay="decoupled"), ["weight_decay=0.1", "AdamW's decoupled decay",
+                                    "added to the gradient"]),
+    (make_adam(betas_swapped=True), ["betas = (β1, β2)", "β1 (0.9 by default)"]),
+    (make_adam(average=False), ["m is a running AVERAGE"]),
+    (make_adam(sqrt=False), ["square ROOT of v̂"]),
+    (make_adam(sign=+1), ["step 1", "moved uphill"]),
+    (make_adam(in_place=False), ["did not move at all", "in place"]),
+    (make_adam(no_grad=False), ["RuntimeError", "must not be recorded"]),
+    (make_adam(skip_none=False), ["state[late]", "no gradient yet", "no state"]),
+    (make_adam(state_keys=("m", "v")), ["has no 'exp_avg'", "PyTorch's names"]),
+    (make_adam(store_hat=True), ["after step 1", "m (exp_avg) of w",
+                                 "the bias-corrected m̂ and v̂ are computed"]),
+    (make_adam(lr_default=0.01), ["your __init__ has lr=0.01", "PyTorch's Adam has lr=0.001"]),
+    (make_adam(eps_default=1e-6), ["eps=1e-06", "PyTorch's Adam has eps=1e-08"]),
+    (make_adam(first_group_only=True), ["parameter b", "second group", "did not move at all",
+                                        "every group"]),
+    (make_adam(group_settings=False), ["parameter b", "settings of its own", "from the group"]),
+])
+def test_a_wrong_adam_fails_with_what_to_fix(wrong, words):
+    result = teach.check_piece("adam", wrong)
+    assert not result
+    for word in words:
+        assert word in result.message, result.message
+
+
+def test_use_plugs_the_learners_adam_and_puts_minigrads_back(Adam):
+    own = optim.Adam
+    with teach.use(adam=Adam):
+        assert optim.Adam is Adam
+        mine = teach.training_run(lr=0.1, epochs=10, optimizer="Adam")
+    assert optim.Adam is own
+    assert np.allclose(mine, teach.training_run(lr=0.1, epochs=10, optimizer="Adam"))
+    with teach.use(adam=None):
+        assert optim.Adam is own
+
+
+def test_minigrads_adam_and_adamw_match_torch_step_for_step():
+    """The reference the check trusts: minigrad's Adam (coupled L2) and AdamW (decoupled)
+    against torch's, with weight decay, and the two differ."""
+    torch = pytest.importorskip("torch")
+    start = np.array([1.5, -2.0, 0.3])
+    finals = {}
+    for name in ("Adam", "AdamW"):
+        w, tw = mg.tensor(start, requires_grad=True), torch.tensor(start, requires_grad=True)
+        opt = getattr(optim, name)([w], lr=0.1, weight_decay=0.5)
+        topt = getattr(torch.optim, name)([tw], lr=0.1, weight_decay=0.5)
+        for _ in range(5):
+            for p, o in ((w, opt), (tw, topt)):
+                o.zero_grad()
+                ((p - 1) ** 2).sum().backward()
+                o.step()
+            assert np.allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-12, atol=1e-14)
+        finals[name] = w.detach().numpy()
+    assert not np.allclose(finals["Adam"], finals["AdamW"])
+
+
+def test_an_adam_that_keeps_its_step_count_as_a_float32_tensor_passes(Adam):
+    """PyTorch keeps state['step'] as a float32 tensor: a bias correction computed from it
+    is rounded to float32, which the check must accept."""
+    class TensorStep(optim.Optimizer):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+        @mg.no_grad()
+        def step(self):
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    g = p.grad + group["weight_decay"] * p
+                    state = self.state[p]
+                    if not state:
+                        state.update(step=mg.tensor(0.0), exp_avg=mg.zeros_like(p),
+                                     exp_avg_sq=mg.zeros_like(p))
+                    state["step"] += 1
+                    t = state["step"]
+                    state["exp_avg"].mul_(beta1).add_((1 - beta1) * g)
+                    state["exp_avg_sq"].mul_(beta2).add_((1 - beta2) * g * g)
+                    m_hat = state["exp_avg"] / (1 - beta1 ** t)
+                    v_hat = state["exp_avg_sq"] / (1 - beta2 ** t)
+                    p -= group["lr"] * m_hat / (v_hat.sqrt() + group["eps"])
+    result = teach.check_piece("adam", TensorStep)
+    assert result, result.message

@@ -136,3 +136,7 @@ def test_methods_copied_from_minigrads_own_class_are_refused():
             return arithmetic.MulBackward0.backward(self, grad, a, b)
     result = build.check_piece("mul", Calls)
     assert not result and "it uses minigrad's own" in result.message
+
+
+def test_chapter_8_has_two_pieces_sgd_and_adam():
+    assert {piece.name for piece in build.pieces() if piece.chapter == "08"} == {"sgd", "adam"}

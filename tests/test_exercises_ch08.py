@@ -1,6 +1,7 @@
 """Chapter 8's exercise checks accept the right answers (in the usual forms) and reject wrong
 and missing ones, without raising and without touching the random state."""
 
+import numpy as np
 import pytest
 
 import minigrad as mg
@@ -255,3 +256,78 @@ def test_new_checks_leave_the_random_state_alone():
     ch08.check_fixed_loop(_fixed)
     ch08.check_train_last_layer(_train(_all_but_last))
     assert mg.equal(mg.randn(3), expected)
+
+
+# ---------------------------------------------------------------- 08c: predict, then run
+
+@pytest.fixture
+def fresh_predictions():
+    from minigrad.teach import predictions
+    predictions.reset_all()
+    yield
+    predictions.reset_all()
+
+
+def test_adams_first_step_is_lr_as_torch_computes_it(fresh_predictions):
+    """The measured answer of prediction 1 is torch.optim.Adam's first step from the same
+    weight: exactly lr (bias correction), not about 3.16 lr."""
+    torch = pytest.importorskip("torch")
+    answer, shown = ch08.FIRST_ADAM_STEP.measure()
+    model = torch.nn.Linear(1, 1, bias=False)
+    mg.manual_seed(0)
+    start = mg.nn.Linear(1, 1, bias=False).weight.item()
+    with torch.no_grad():
+        model.weight.fill_(start)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    x = torch.arange(1.0, 12.0).reshape(-1, 1)
+    torch.nn.MSELoss()(model(x), 2 * x + 1).backward()
+    optimizer.step()
+    assert answer == pytest.approx(abs(model.weight.item() - start), rel=1e-5)
+    assert answer == pytest.approx(0.1, rel=1e-5)
+    assert "1.0000 lr" in shown
+
+
+def test_prediction_1_grades_a_number_and_refuses_a_computed_one(fresh_predictions):
+    assert not ch08.FIRST_ADAM_STEP.lock(mg.tensor(0.1))
+    assert not ch08.FIRST_ADAM_STEP.lock(np.float64(0.1))
+    assert ch08.FIRST_ADAM_STEP.lock(0.316)
+    result = ch08.FIRST_ADAM_STEP.reveal()
+    assert not result and "w moved by 0.1000" in result.message
+    assert not ch08.FIRST_ADAM_STEP.lock(0.1)     # the answer is out: too late
+    ch08.FIRST_ADAM_STEP.reset()
+    assert ch08.FIRST_ADAM_STEP.lock(0.1) and ch08.FIRST_ADAM_STEP.reveal()
+
+
+def test_prediction_2_the_bowl_is_won_by_momentum_as_in_torch(fresh_predictions):
+    torch = pytest.importorskip("torch")
+    own, theirs = ch08.bowl_runs(), ch08.bowl_runs(torch)
+    for name in own:
+        assert np.allclose(own[name], theirs[name], rtol=1e-12, atol=1e-12), name
+    a, b = ch08.BOWL["curvatures"]
+    final = {name: 0.5 * (a * p[-1][0] ** 2 + b * p[-1][1] ** 2) for name, p in theirs.items()}
+    assert min(final, key=final.get) == "SGD + momentum"
+    for wrong in ("a", "c"):
+        ch08.BOWL_WINNER.reset()
+        assert ch08.BOWL_WINNER.lock(wrong)
+        result = ch08.BOWL_WINNER.reveal()
+        assert not result and "SGD + momentum 0.00017" in result.message
+        assert "flat valley" in result.message   # the hint points where to look
+    ch08.BOWL_WINNER.reset()
+    assert not ch08.BOWL_WINNER.lock("d")
+    assert ch08.BOWL_WINNER.lock("(b)") and ch08.BOWL_WINNER.reveal()
+
+
+def test_the_lecture_runs_the_bowl_the_check_measures():
+    """08c's cells define the bowl and the three optimizers themselves (what learners read);
+    they must be the runs prediction 2 measures."""
+    import json
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "notebooks" / "08c_adam.ipynb"
+    code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+                     if c["cell_type"] == "code")
+    a, b = ch08.BOWL["curvatures"]
+    assert f"0.5 * (p[0] ** 2 + {b:g} * p[1] ** 2)" in code and a == 1.0
+    assert f"start={ch08.BOWL['start']}, steps={ch08.BOWL['steps']}" in code
+    for kind, settings in ch08.BOWL["runs"].values():
+        call = f"partial(optim.{kind}, " + ", ".join(f"{k}={v}" for k, v in settings.items())
+        assert call in code, call

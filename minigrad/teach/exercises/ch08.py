@@ -1,7 +1,10 @@
-"""Exercise checks for chapter 8 (optimizers and zero_grad), in two parts:
-``notebooks/08a_zero_grad.ipynb`` (exercises 1 and 2) and ``notebooks/08b_optimizers.ipynb``
-(exercises 3 and 4): ``from minigrad.teach.exercises import ch08``. The chapter's build piece
-``sgd`` (also in part 2) is checked by ``ch08_build``.
+"""Exercise checks for chapter 8 (optimizers and zero_grad), in three parts:
+``notebooks/08a_zero_grad.ipynb`` (exercises 1 and 2), ``notebooks/08b_optimizers.ipynb``
+(exercises 3 and 4) and ``notebooks/08c_adam.ipynb`` (two predictions, ``FIRST_ADAM_STEP``
+and ``BOWL_WINNER``: predict, then run): ``from minigrad.teach.exercises import ch08``.
+The chapter's build piece ``sgd`` (also in part 2) is checked by ``ch08_build``; its second
+build piece ``adam`` (part 3, ``notebooks/08c_adam.ipynb``) by ``ch08_adam``, registered when
+this module loads.
 
 Each function takes the learner's answer, computes the right one itself with minigrad
 (the chapter's linear regression: x = 1..11, y = 2x + 1, ``nn.Linear(1, 1, bias=False)``,
@@ -15,14 +18,19 @@ from ...creation import from_numpy, tensor
 from ...dtypes import float64
 from ...graph import no_grad
 from ...optim import sgd as _sgd_module
+from ...optim.adam import Adam as OwnAdam
 from ..build import show
+from ..predictions import Prediction
 from ..checks import (
     CheckResult, all_parts, check, keeps_random_state, no_answer, not_a_function, one_number)
+from ...random import manual_seed
 from ..stepping import REGRESSION_X, REGRESSION_Y, training_run
+from . import ch08_adam  # noqa: F401  (registers the build piece "adam")
 from .ch08_build import TORCH_SGD_DEFAULTS  # also read as ch08.TORCH_SGD_DEFAULTS
 
 __all__ = ["check_two_epochs_without_zero_grad", "check_learning_rate", "check_fixed_loop",
-           "check_train_last_layer", "GOOD_LOSS", "GOOD_EPOCHS", "TORCH_SGD_DEFAULTS"]
+           "check_train_last_layer", "GOOD_LOSS", "GOOD_EPOCHS", "TORCH_SGD_DEFAULTS",
+           "FIRST_ADAM_STEP", "BOWL_WINNER", "BOWL", "bowl_runs"]
 
 GOOD_LOSS = 0.22    # exercise 2: the loss to beat (the best this model can do is 5/23 ≈ 0.2174)
 GOOD_EPOCHS = 20    # ... within this many epochs
@@ -322,3 +330,69 @@ def check_train_last_layer(train_last_layer):
     return CheckResult(True, f"{title}: correct on {len(_FREEZE_CASES)} deeper models! The "
                              "frozen layers kept their weights and got no .grad; only the "
                              "last layer trained.")
+
+
+# ---------------------------------------------------------------- 08c: predict, then run
+
+@keeps_random_state
+def _first_adam_step():
+    """How far the chapter's weight moves in one step of optim.Adam(lr=0.1), from the
+    seeded start of 08a (gradient about -170.8)."""
+    manual_seed(0)
+    model = nn.Linear(1, 1, bias=False)
+    optimizer = OwnAdam(model.parameters(), lr=0.1)   # minigrad's own, even inside teach.use
+    before = model.weight.item()
+    nn.MSELoss()(model(from_numpy(REGRESSION_X)), from_numpy(REGRESSION_Y)).backward()
+    optimizer.step()
+    moved = abs(model.weight.item() - before)
+    return moved, f"w moved by {moved:.4f}, that is {moved / 0.1:.4f} lr"
+
+
+FIRST_ADAM_STEP = Prediction(
+    "Prediction 1 (Adam's first step)", _first_adam_step, tol=1e-3,
+    hint="Look at m̂ and v̂ after one step: what is m̂ / sqrt(v̂) when m̂ = g and v̂ = g²?")
+
+# The ill-conditioned bowl of 08c, section 3: f(x, y) = (x² + 40 y²) / 2 from (-4.5, 1), 50
+# steps, each optimizer with a learning rate near its best on this bowl.
+BOWL = {"curvatures": (1.0, 40.0), "start": (-4.5, 1.0), "steps": 50,
+        "runs": {"SGD": ("SGD", dict(lr=0.045)),
+                 "SGD + momentum": ("SGD", dict(lr=0.02, momentum=0.8)),
+                 "Adam": ("Adam", dict(lr=0.3))}}
+
+
+def bowl_runs(lib=None):
+    """The three runs on the bowl with ``lib`` (minigrad's optim, or torch): {name: the
+    points visited, an array (steps + 1, 2)}."""
+    library_optim = optim if lib is None else lib.optim
+    make = tensor if lib is None else lib.tensor
+    a, b = BOWL["curvatures"]
+    paths = {}
+    for name, (kind, settings) in BOWL["runs"].items():
+        p = make(list(BOWL["start"]), dtype=float64 if lib is None else lib.float64,
+                 requires_grad=True)
+        optimizer = getattr(library_optim, kind)([p], **settings)
+        points = [p.detach().numpy().copy()]
+        for _ in range(BOWL["steps"]):
+            optimizer.zero_grad()
+            (0.5 * (a * p[0] ** 2 + b * p[1] ** 2)).backward()
+            optimizer.step()
+            points.append(p.detach().numpy().copy())
+        paths[name] = np.array(points)
+    return paths
+
+
+def _bowl_winner():
+    a, b = BOWL["curvatures"]
+    final = {name: 0.5 * (a * path[-1][0] ** 2 + b * path[-1][1] ** 2)
+             for name, path in bowl_runs().items()}
+    best = min(final, key=final.get)
+    letter = {"SGD": "a", "SGD + momentum": "b", "Adam": "c"}[best]
+    shown = ", ".join(f"{name} {value:.2g}" for name, value in final.items())
+    return letter, f"the bowl's value after {BOWL['steps']} steps: {shown}"
+
+
+BOWL_WINNER = Prediction(
+    "Prediction 2 (the bowl)", _bowl_winner,
+    choices={"a": "plain SGD", "b": "SGD with momentum", "c": "Adam"},
+    hint="Which method can take long steps along the flat valley without zig-zagging "
+         "across the steep walls, and which one keeps steps of about lr to the end?")
