@@ -211,26 +211,49 @@ def test_the_graph_differs_with_the_input():
     assert type(out_big.grad_fn).__name__ == "NegBackward0"
 
 
-@pytest.mark.parametrize("nodes", [7, 7.0, mg.tensor(7)])
-@pytest.mark.parametrize("grad", [[-16, -16], (-16.0, -16.0), mg.tensor([-16.0, -16.0])])
-def test_dynamic_right_answers(nodes, grad):
-    result = ch02.check_dynamic_graph(nodes, grad)
-    assert result, result
-    assert "all parts right" in repr(result)
+@pytest.fixture
+def fresh_predictions():
+    """Exercise 4 starts as in a fresh kernel: nothing locked in, nothing revealed."""
+    for prediction in (ch02.DYNAMIC_NODES, ch02.DYNAMIC_GRAD):
+        prediction.reset()
+    yield
+    for prediction in (ch02.DYNAMIC_NODES, ch02.DYNAMIC_GRAD):
+        prediction.reset()
 
 
-def test_dynamic_the_learners_own_run_passes():
+def learners_run():
+    """The experiment of the notebook, run as a learner runs it: (nodes, x_new.grad)."""
     x_new = mg.tensor([0.5, -1.0], requires_grad=True)
     out_new = ch02.grow_then_sum(x_new)
     nodes = count_nodes(out_new)
     out_new.backward()
-    assert ch02.check_dynamic_graph(nodes, x_new.grad)
+    return nodes, x_new.grad
 
 
-def test_dynamic_answers_from_the_examples_fail():
+@pytest.mark.parametrize("nodes, grad", [(7, -16), (7.0, -16.0)])
+def test_dynamic_right_predictions_locked_then_revealed(fresh_predictions, nodes, grad):
+    locked = ch02.lock_dynamic_graph(nodes, grad)
+    assert locked and "locked in" in repr(locked)
+    result = ch02.reveal_dynamic_graph()
+    assert result and "all parts right" in repr(result)
+
+
+def test_dynamic_the_experiment_agrees_with_the_reveal(fresh_predictions):
+    nodes, grad = learners_run()
+    assert ch02.lock_dynamic_graph(nodes, grad[0].item())  # plain numbers from the run
+    assert ch02.reveal_dynamic_graph()
+
+
+def test_dynamic_computed_values_are_refused(fresh_predictions):
+    nodes, grad = learners_run()
+    result = ch02.lock_dynamic_graph(mg.tensor(nodes), grad)  # tensors: run, not predicted
+    assert not result and repr(result).count("not a") == 2
+
+
+def test_dynamic_answers_from_the_examples_fail(fresh_predictions):
     # copying the chapter's printed numbers does not pass
-    assert not ch02.check_dynamic_graph(5, [8.0, 8.0])
-    assert not ch02.check_dynamic_graph(4, [-2.0, -2.0])
+    assert ch02.lock_dynamic_graph(5, 8.0)
+    assert not ch02.reveal_dynamic_graph()
 
 
 @pytest.mark.parametrize("nodes, words", [
@@ -238,37 +261,45 @@ def test_dynamic_answers_from_the_examples_fail():
     (5, "missing"),            # one doubling too few
     (9, "more than"),          # counted the norm and the comparison
     (8, "more than"),          # one doubling too many
-    (7.5, "whole number"),
-    ("seven", "whole number"),
 ])
-def test_dynamic_wrong_node_counts(nodes, words):
-    result = ch02.check_dynamic_graph(nodes, [-16.0, -16.0])
+def test_dynamic_wrong_node_counts(fresh_predictions, nodes, words):
+    assert ch02.lock_dynamic_graph(nodes, -16.0)
+    result = ch02.reveal_dynamic_graph()
     text = repr(result)
     assert not result and words in text
     assert "1 of 2 parts right" in text
-    assert "7 nodes" not in text and " 7 " not in text
 
 
 @pytest.mark.parametrize("grad, words", [
-    ([16.0, 16.0], "sign"),    # the other branch of the if
-    ([-8.0, -8.0], "size"),    # one doubling too few
-    ([-32.0, -32.0], "size"),  # one too many
-    ([8.0, -16.0], "power of 2"),
-    ([-16.0], "2 numbers"),
-    ("-16", "2 numbers"),
+    (16.0, "sign"),            # the other branch of the if
+    (-8.0, "size"),            # one doubling too few
+    (-32.0, "size"),           # one too many
+    (8.0, "power of 2"),
 ])
-def test_dynamic_wrong_gradients(grad, words):
-    result = ch02.check_dynamic_graph(7, grad)
+def test_dynamic_wrong_gradients(fresh_predictions, grad, words):
+    assert ch02.lock_dynamic_graph(7, grad)
+    result = ch02.reveal_dynamic_graph()
     text = repr(result)
     assert not result and words in text
-    assert "[-16.0, -16.0]" not in text
+    assert "1 of 2 parts right" in text
 
 
-def test_dynamic_no_answer_and_odd_answers_never_raise():
-    result = ch02.check_dynamic_graph(None, MISSING)
-    assert not result and repr(result).count("no answer yet") == 2
-    for odd in (object(), ..., mg.ones(3, 3), [[1.0], [2.0, 3.0]], True):
-        assert not ch02.check_dynamic_graph(odd, odd)
+def test_dynamic_no_prediction_and_odd_answers_never_raise(fresh_predictions):
+    result = ch02.lock_dynamic_graph(None, MISSING)
+    assert not result and repr(result).count("no prediction yet") == 2
+    for odd in (object(), ..., mg.ones(3, 3), [[1.0], [2.0, 3.0]], True, "seven", 7.5j):
+        assert not ch02.lock_dynamic_graph(odd, odd)
+
+
+def test_dynamic_a_reveal_first_makes_later_predictions_not_count(fresh_predictions):
+    assert not ch02.reveal_dynamic_graph()
+    late = ch02.lock_dynamic_graph(7, -16)
+    assert not late and "shown already" in repr(late)
+
+
+def test_dynamic_lock_messages_do_not_give_the_answer(fresh_predictions):
+    text = repr(ch02.lock_dynamic_graph(5, 8))
+    assert "7" not in text and "16" not in text
 
 
 def test_dynamic_agrees_with_pytorch():
@@ -278,7 +309,7 @@ def test_dynamic_agrees_with_pytorch():
     out_new = mine(x_new)
     nodes = ch02.count_nodes_reference(out_new)
     out_new.backward()
-    assert ch02.check_dynamic_graph(nodes, x_new.grad)
+    assert (nodes, x_new.grad.tolist()) == ch02.dynamic_quiz_answer()
 
 
 # ---------------------------------------------------------------- exercise 5: recording off
@@ -361,11 +392,11 @@ def test_the_checks_of_exercises_1_to_4_use_neither(builds):
     assert not NOT_YET.search(inspect.getsource(builds))
 
 
-def test_the_messages_of_exercises_1_to_4_name_neither():
+def test_the_messages_of_exercises_1_to_4_name_neither(fresh_predictions):
     messages = [ch02.check_leaves(set()), ch02.check_leaves(LEAVES),
                 ch02.check_grad_fn_chain([]), ch02.check_count_nodes(lambda t: 1),
                 ch02.check_count_nodes(lambda t: 100), ch02.check_count_nodes(count_nodes),
-                ch02.check_dynamic_graph(6, [16.0, 16.0]), ch02.check_dynamic_graph(9, [-8, -8])]
+                ch02.lock_dynamic_graph(6, 16.0), ch02.reveal_dynamic_graph()]
     for result in messages:
         assert not NOT_YET.search(repr(result)), repr(result)
 

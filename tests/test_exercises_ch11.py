@@ -114,35 +114,18 @@ def test_hypot_with_one_input_is_reported_without_raising():
 
 # ----------------------------------------------------------------------------- exercise 2
 
-def test_prediction_right_in_several_forms():
-    assert ch11.check_prediction(9, 9)
-    assert ch11.check_prediction(9.0, [9.0])
-    assert ch11.check_prediction(mg.tensor([9.0]), mg.tensor(9.0))
+@pytest.fixture
+def fresh_predictions():
+    """Exercise 2 starts as in a fresh kernel: nothing locked in, nothing revealed."""
+    for prediction in (ch11.PREDICTED_Y, ch11.PREDICTED_X_GRAD):
+        prediction.reset()
+    yield
+    for prediction in (ch11.PREDICTED_Y, ch11.PREDICTED_X_GRAD):
+        prediction.reset()
 
 
-@pytest.mark.parametrize("y_value, x_grad", [
-    (9, 6),      # the true derivative of x * x
-    (9, 12),     # doubled both paths
-    (18, 9),     # thinks forward doubles too
-    (6, 9),
-    (None, 9),
-    (MISSING, MISSING),
-    ("nine", "nine"),
-    ([9, 9], mg.ones(2)),
-])
-def test_prediction_wrong_or_missing(y_value, x_grad):
-    result = ch11.check_prediction(y_value, x_grad)
-    assert not result
-    assert repr(result).startswith("✗")
-
-
-def test_prediction_hints_do_not_give_the_answer():
-    text = repr(ch11.check_prediction(1, 1))
-    assert "0 of 2 parts right" in text
-    assert "9" not in text
-
-
-def test_prediction_agrees_with_pytorch():
+def torch_doubler():
+    """What PyTorch prints for the exercise's snippet: (y, x.grad)."""
     torch = pytest.importorskip("torch")
 
     class Doubler(torch.autograd.Function):
@@ -157,7 +140,54 @@ def test_prediction_agrees_with_pytorch():
     x = torch.tensor([3.0], requires_grad=True)
     y = Doubler.apply(x) * x
     y.backward()
-    assert ch11.check_prediction(y.item(), x.grad.item())
+    return y.item(), x.grad.item()
+
+
+def test_the_snippet_agrees_with_pytorch():
+    assert ch11.doubler_run() == torch_doubler()
+
+
+def test_prediction_locked_then_revealed(fresh_predictions):
+    y_value, x_grad = torch_doubler()          # the right numbers, from PyTorch itself
+    locked = ch11.lock_prediction(y_value, x_grad)
+    assert locked and "locked in" in repr(locked)
+    result = ch11.reveal_prediction()
+    assert result and "all parts right" in repr(result)
+
+
+@pytest.mark.parametrize("y_value, x_grad, wrong, hint", [
+    (9, 6, "x.grad", "two paths"),      # the true derivative of x * x
+    (9, 12, "x.grad", "two paths"),     # doubled both paths
+    (18, 9, "y", "forward pass"),       # thinks forward doubles too
+    (6, 9, "y", "forward pass"),
+])
+def test_wrong_predictions_fail_at_the_reveal_with_a_hint(fresh_predictions, y_value,
+                                                          x_grad, wrong, hint):
+    assert ch11.lock_prediction(y_value, x_grad)
+    result = ch11.reveal_prediction()
+    text = repr(result)
+    assert not result and "1 of 2 parts right" in text
+    assert f"✗ {wrong}: you predicted" in text and hint in text
+
+
+@pytest.mark.parametrize("y_value, x_grad", [
+    (None, 9), (MISSING, MISSING), ("nine", "nine"), ([9, 9], 9),
+    (mg.tensor([9.0]), mg.tensor(9.0)), (np.float64(9.0), 9),
+])
+def test_missing_or_computed_predictions_are_not_locked(fresh_predictions, y_value, x_grad):
+    result = ch11.lock_prediction(y_value, x_grad)
+    assert not result and repr(result).startswith("✗")
+
+
+def test_a_reveal_before_any_lock_fails_and_later_predictions_do_not_count(fresh_predictions):
+    assert not ch11.reveal_prediction()
+    refused = ch11.lock_prediction(9, 9)       # the answer has been shown: too late
+    assert not refused and "shown already" in repr(refused)
+
+
+def test_lock_messages_do_not_give_the_answer(fresh_predictions):
+    text = repr(ch11.lock_prediction(1, 1))
+    assert "9" not in text
 
 
 def test_checks_leave_grad_mode_on():

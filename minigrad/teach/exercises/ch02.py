@@ -2,7 +2,9 @@
 Part 1 (``notebooks/02a_reading_the_graph.ipynb``) has exercises 1-3, part 2
 (``notebooks/02b_recording_the_graph.ipynb``) exercises 4 and 5; the chapter's build exercise
 (``MulBackward0``, also in part 2) is checked by ``ch02_build``. No check before exercise 5
-(section 8, where they are taught) asks about ``no_grad()`` or ``detach()``.
+(section 8, where they are taught) asks about ``no_grad()`` or ``detach()``. Exercise 4 is
+predicted, then run: ``lock_dynamic_graph`` keeps the learner's numbers before the code runs,
+``reveal_dynamic_graph`` compares them after (``minigrad.teach.predictions``).
 
 Each function takes the learner's answer, builds the exercise's tensors again itself with
 minigrad, works out the right answer from the recorded graph and returns a ``CheckResult``
@@ -11,15 +13,15 @@ minigrad, works out the right answer from the recorded graph and returns a ``Che
 
 import numbers
 
-import numpy as np
 
 from ... import creation
 from ...graph import no_grad
 from ..._tensor import Tensor
-from ..checks import CheckResult, all_parts, as_floats, no_answer, one_number
+from ..checks import CheckResult, all_parts, no_answer
+from ..predictions import Prediction
 
 __all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes",
-           "check_dynamic_graph", "check_recording_off"]
+           "lock_dynamic_graph", "reveal_dynamic_graph", "check_recording_off"]
 
 NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, then run this "
              "check again.")
@@ -250,53 +252,61 @@ def dynamic_quiz_answer():
     return nodes, x.grad.tolist()
 
 
-def _nodes_message(nodes, want):
-    name = "nodes"
-    if no_answer(nodes):
-        return CheckResult(False, f"{name}: {NO_ANSWER}")
-    count = one_number(nodes)
-    if isinstance(count, bool) or not isinstance(count, numbers.Real) or count != int(count):
-        return CheckResult(False, f"{name}: expected a whole number of nodes, got {nodes!r}.")
-    if count == want:
-        return CheckResult(True, f"{name}: correct! the graph of this call has {want} nodes.")
+def _measured_nodes():
+    nodes, _ = dynamic_quiz_answer()
+    return nodes, f"the backward graph of this call has {nodes} nodes"
+
+
+def _measured_grad():
+    _, grad = dynamic_quiz_answer()
+    return grad[0], f"x_new.grad is {grad}"
+
+
+# Exercise 4 is predicted on paper, locked in, and only then run (teach.predictions).
+DYNAMIC_NODES = Prediction("nodes", _measured_nodes)
+DYNAMIC_GRAD = Prediction("grad", _measured_grad)
+
+
+def lock_dynamic_graph(nodes, grad):
+    """Exercise 4, step 1: lock in the predicted node count of ``grow_then_sum(x_new)``'s
+    backward graph (AccumulateGrad included) and the number each entry of ``x_new.grad``
+    will hold, both written down as plain numbers before the code runs."""
+    return all_parts("Exercise 4", [DYNAMIC_NODES.lock(nodes), DYNAMIC_GRAD.lock(grad)])
+
+
+def _nodes_hint(count, want):
     if count > want:
-        hint = ("you count more than the output's history: y.norm() and the comparisons ran, "
+        return ("you count more than the output's history: y.norm() and the comparisons ran, "
                 "but the output was not computed from their results, so the walk from "
                 "out.grad_fn never meets them; and count each doubling once.")
-    else:
-        hint = ("some nodes are missing: follow the loop by hand (how many times does y double "
-                "before its length reaches 10?), every product that ran is a node, the branch "
-                "the if took may add one, and x has its AccumulateGrad.")
-    return CheckResult(False, f"{name}: {int(count)} is not right yet. Hint: {hint}")
+    return ("some nodes are missing: follow the loop by hand (how many times does y double "
+            "before its length reaches 10?), every product that ran is a node, the branch "
+            "the if took may add one, and x has its AccumulateGrad.")
 
 
-def _grad_message(grad, want):
-    name = "grad"
-    if no_answer(grad):
-        return CheckResult(False, f"{name}: {NO_ANSWER}")
-    got = as_floats(grad)
-    if got is None or len(got) != len(want):
-        return CheckResult(False, f"{name}: expected x.grad, {len(want)} numbers (a list or "
-                                  f"the tensor itself), got {grad!r}.")
-    if np.allclose(got, want):
-        return CheckResult(True, f"{name}: correct!")
-    if np.allclose(got, [-v for v in want]):
-        hint = "the size is right, the sign is not: which branch of the if ran for this x?"
-    elif all(g * w > 0 for g, w in zip(got, want)):
-        hint = ("the sign is right, the size is not: the output is a sum of x times 2 for "
+def _grad_hint(got, want):
+    if got == -want:
+        return "the size is right, the sign is not: which branch of the if ran for this x?"
+    if got * want > 0:
+        return ("the sign is right, the size is not: the output is a sum of x times 2 for "
                 "every product that ran; count them, the first x * 2 included.")
-    else:
-        hint = ("out is a sum of the elements of x times a power of 2, maybe negated: count the "
-                "doublings that ran for this x, and see which branch of the if ran.")
-    return CheckResult(False, f"{name}: {got} is not right yet. Hint: {hint}")
+    return ("out is a sum of the elements of x times a power of 2, maybe negated: count the "
+            "doublings that ran for this x, and see which branch of the if ran.")
 
 
-def check_dynamic_graph(nodes, grad):
-    """Exercise 4: for ``x = tensor(DYNAMIC_QUIZ_INPUT)``, ``grow_then_sum(x)``'s backward
-    graph has ``nodes`` nodes (AccumulateGrad included), and backward leaves ``x.grad = grad``."""
+def reveal_dynamic_graph():
+    """Exercise 4, step 2 (after the experiment has run): compare the locked predictions
+    with what minigrad records for ``x_new``, with a hint for each wrong one."""
     want_nodes, want_grad = dynamic_quiz_answer()
-    return all_parts("Exercise 4", [_nodes_message(nodes, want_nodes),
-                                     _grad_message(grad, want_grad)])
+    results = []
+    for prediction, want, hint in [(DYNAMIC_NODES, want_nodes, _nodes_hint),
+                                   (DYNAMIC_GRAD, want_grad[0], _grad_hint)]:
+        result = prediction.reveal()
+        if not result and prediction.locked is not None:
+            result = CheckResult(False, f"{result.message} Hint: "
+                                        f"{hint(prediction.locked, want)}")
+        results.append(result)
+    return all_parts("Exercise 4", results)
 
 
 # ---------------------------------------------------------------- exercise 5: recording off

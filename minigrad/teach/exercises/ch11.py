@@ -2,7 +2,8 @@
 accumulation written with a ``GradientTape`` (TensorFlow's design). The chapter is two
 lectures: ``notebooks/11a_custom_functions.ipynb`` (the build exercise and exercise 1,
 ``check_hypot``) and ``notebooks/11b_engine_and_speed.ipynb`` (exercise 2,
-``check_prediction``, and exercise 3, ``check_tape_accumulation``).
+``lock_prediction`` then, after the snippet has run, ``reveal_prediction``: predict,
+then run; and exercise 3, ``check_tape_accumulation``).
 
 Each check runs the learner's class (or takes the learner's prediction), computes the right
 answer itself with minigrad and compares. The learner's code may raise anything: a check
@@ -28,10 +29,11 @@ from ...ops import activations as activation_ops
 from ...ops import losses as loss_ops
 from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
-from ..checks import CheckResult, check, describe, keeps_random_state, no_answer, one_number
+from ..checks import CheckResult, all_parts, describe, keeps_random_state, no_answer
+from ..predictions import Prediction
 from ..tape import ONE_SET_ONLY
 
-__all__ = ["check_hypot", "check_prediction", "check_tape_accumulation"]
+__all__ = ["check_hypot", "lock_prediction", "reveal_prediction", "check_tape_accumulation"]
 
 SOFTPLUS_INPUTS = [-4.0, -0.5, 0.0, 0.7, 3.0]
 SOFTPLUS_UPSTREAM = [0.5, -1.0, 2.0, 1.0, 3.0]   # not all ones: backward must use grad_output
@@ -161,26 +163,36 @@ class _Doubler(Function):
         return 2 * grad_output
 
 
-def check_prediction(y_value, x_grad):
-    """Exercise 2: what ``print(y, x.grad)`` shows for ``y = Doubler.apply(x) * x`` at x = 3,
-    where Doubler's forward is the identity and its backward doubles the gradient."""
+def doubler_run():
+    """(y, x.grad) of the exercise's snippet, ``y = Doubler.apply(x) * x`` at x = 3, where
+    Doubler's forward is the identity and its backward doubles the gradient."""
     x = creation.tensor([3.0], requires_grad=True)
     y = _Doubler.apply(x) * x
     y.backward()
-    results = [
-        check("y", one_number(y_value), y.item(),
-              hint="y is computed by the forward pass only: what does Doubler's forward "
-                   "return, and what is it multiplied by?"),
-        check("x.grad", one_number(x_grad), x.grad.item(),
-              hint="x reaches y along two paths and backward adds them. Along the path "
-                   "through Doubler, autograd uses whatever Doubler.backward returns, "
-                   "derivative or not."),
-    ]
-    passed = all(results)
-    lines = [("  ✓ " if r else "  ✗ ") + r.message for r in results]
-    summary = ("both right!" if passed
-               else f"{sum(map(bool, results))} of {len(results)} parts right so far.")
-    return CheckResult(passed, f"Exercise 2: {summary}\n" + "\n".join(lines))
+    return y.item(), x.grad.item()
+
+
+# Exercise 2 is predicted on paper, locked in, and only then run (teach.predictions).
+PREDICTED_Y = Prediction(
+    "y", lambda: (doubler_run()[0], f"y is {doubler_run()[0]:g}"),
+    hint="y is computed by the forward pass only: what does Doubler's forward return, and "
+         "what is it multiplied by?")
+PREDICTED_X_GRAD = Prediction(
+    "x.grad", lambda: (doubler_run()[1], f"x.grad is {doubler_run()[1]:g}"),
+    hint="x reaches y along two paths and backward adds them. Along the path through "
+         "Doubler, autograd uses whatever Doubler.backward returns, derivative or not.")
+
+
+def lock_prediction(y_value, x_grad):
+    """Exercise 2, step 1: lock in the numbers the learner expects in ``y`` and ``x.grad``
+    (plain numbers, written before the snippet runs)."""
+    return all_parts("Exercise 2", [PREDICTED_Y.lock(y_value), PREDICTED_X_GRAD.lock(x_grad)])
+
+
+def reveal_prediction():
+    """Exercise 2, step 2 (after the snippet has run): compare the locked numbers with what
+    the snippet prints."""
+    return all_parts("Exercise 2", [PREDICTED_Y.reveal(), PREDICTED_X_GRAD.reveal()])
 
 
 # --------------------------------------------------------------------------- exercise 3
