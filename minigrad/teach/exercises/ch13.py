@@ -31,13 +31,15 @@ from ...random import manual_seed
 from ..build import Piece, register
 from ..checkpointing import OWN_CHECKPOINT, OWN_CLASSES, checkpointing_battery, plug_checkpoint
 from ..checks import CheckResult, keeps_random_state, no_answer
+from .. import style
+from ..plots import Chart
 from ..predictions import Prediction
 from ...ops.shape import stack
 
 forward_ad = None  # TODO merge fwdad: from ...autograd import forward_ad
 
-__all__ = ["VJP_COUNT", "check_hypot", "check_per_sample_norms", "count_vjps", "tiny_model",
-           "tiny_batch"]
+__all__ = ["VJP_COUNT", "check_hypot", "check_per_sample_norms", "count_vjps",
+           "jacobian_picture", "tiny_model", "tiny_batch"]
 
 
 # ------------------------------------------------------------ exercise 1: a JVP rule
@@ -143,6 +145,73 @@ def _jvp_hint(got, x, y, r, tx, ty):
         return (" That is the gradient summed, without the tangents: each partial "
                 "derivative multiplies its input's tangent.")
     return ""
+
+
+# ------------------------------------------------------------ the picture of the two modes
+
+def _grid(ax, left, bottom, rows, cols, colour=None, highlight=None, size=1.0):
+    """A matrix of ``rows`` x ``cols`` cells with its lower left corner at (left, bottom);
+    ``highlight``: ("row", i) or ("col", j), filled with ``colour``."""
+    from matplotlib.patches import Rectangle
+    for i in range(rows):
+        for j in range(cols):
+            lit = highlight is not None and (
+                (highlight[0] == "row" and highlight[1] == i) or
+                (highlight[0] == "col" and highlight[1] == j))
+            ax.add_patch(Rectangle((left + j * size, bottom + (rows - 1 - i) * size), size, size,
+                                   facecolor=colour if lit else "white", edgecolor="#444444",
+                                   linewidth=1))
+
+
+def jacobian_picture(outputs=4, inputs=6):
+    """The lecture's picture: the Jacobian J (``outputs`` rows, ``inputs`` columns) met by a
+    JVP (J t: one column per pass, forward mode) and by a VJP (uᵀ J: one row per pass,
+    reverse mode). A ``teach.plots.Chart`` whose text lists what the picture says."""
+    import matplotlib
+    from matplotlib.figure import Figure
+    m, n = outputs, inputs
+    with matplotlib.rc_context(style.rc()):
+        figure = Figure(figsize=(12, 4.2))
+        grid = figure.add_gridspec(1, 2, width_ratios=[n + 5, m + 2 * n + 4])
+        for k, mode in enumerate(("forward", "reverse")):
+            ax = figure.add_subplot(grid[0, k])
+            ax.set_aspect("equal")
+            ax.axis("off")
+            low = min(0.0, (m - n) / 2)
+            if mode == "forward":
+                _grid(ax, 0, 0, m, n, style.ORANGE, ("col", 1))
+                ax.text(n + 0.6, m / 2, "×", fontsize=20, va="center", ha="center")
+                _grid(ax, n + 1.2, (m - n) / 2, n, 1, style.ORANGE, ("row", 1))
+                ax.text(n + 2.8, m / 2, "=", fontsize=20, va="center", ha="center")
+                _grid(ax, n + 3.4, 0, m, 1, style.ORANGE, ("col", 0))
+                ax.text(n / 2, low - 0.9, f"J: {m} outputs × {n} inputs", ha="center")
+                ax.text(n + 1.7, low - 0.9, "t = e₂", ha="center")
+                ax.text(n + 3.9, low - 0.9, "J t", ha="center")
+                ax.set_title(f"forward mode: J t, a column per pass\n{n} JVPs for the whole J",
+                             fontsize=13)
+                ax.set_xlim(-0.5, n + 4.9)
+            else:
+                middle = m / 2 - 0.5
+                _grid(ax, 0, middle, 1, m, style.BLUE, ("col", 1))
+                ax.text(m + 0.6, m / 2, "×", fontsize=20, va="center", ha="center")
+                _grid(ax, m + 1.2, 0, m, n, style.BLUE, ("row", 1))
+                ax.text(m + n + 1.8, m / 2, "=", fontsize=20, va="center", ha="center")
+                _grid(ax, m + n + 2.4, middle, 1, n, style.BLUE, ("row", 0))
+                ax.text(m / 2, low - 0.9, "uᵀ = e₂ᵀ", ha="center")
+                ax.text(m + 1.2 + n / 2, low - 0.9, f"J: {m} outputs × {n} inputs", ha="center")
+                ax.text(m + 2 * n + 2.4 - n / 2, low - 0.9, "uᵀ J", ha="center")
+                ax.set_title(f"reverse mode: uᵀ J, a row per pass\n{m} VJPs for the whole J",
+                             fontsize=13)
+                ax.set_xlim(-0.5, m + 2 * n + 2.9)
+            ax.set_ylim(low - 1.6, max(m, (m + n) / 2) + 0.3)
+        figure.tight_layout()
+    summary = (f"The Jacobian J has {m} rows (outputs) and {n} columns (inputs).\n"
+               f"  forward mode: one JVP J t gives one column: {n} passes for J\n"
+               f"  reverse mode: one VJP uᵀ J gives one row: {m} passes for J\n"
+               "  a loss has 1 row: reverse mode gets the whole gradient in 1 pass")
+    return Chart(figure, summary, "Two drawings of a Jacobian matrix: on the left a tangent "
+                                  "vector picks one column (forward mode); on the right a "
+                                  "cotangent vector picks one row (reverse mode). " + summary)
 
 
 # ------------------------------------------------------------ exercise 2: predict, then run
