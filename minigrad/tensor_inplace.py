@@ -7,6 +7,7 @@ backward when the tensor is part of a graph, through the view it was made from i
 The optimizers' updates take the fast path at the top of ``add_`` and ``mul_``.
 """
 
+import functools
 import warnings
 
 import numpy as np
@@ -22,6 +23,8 @@ from .tensor_rules import (bool_subtraction_error, broadcast_error, can_hold, ca
 from ._tensor import Tensor, wrap
 from .graph import gradient_node
 from .random import numpy_rng
+from .ops.op import forward_mode, set_forward_mode
+from .ops.tangents import LEVELS, set_tangent, tangent_of
 
 
 LEAF_INPLACE = (
@@ -90,7 +93,9 @@ class InPlaceMethods:
         if not (overlapping or self._data.flags.writeable):
             raise RuntimeError(OVERLAPPING_WRITE)
         if not needs_grad(self, t) or self._data.dtype.kind not in "fc":
-            return False  # (an integer or bool tensor cannot require grad)
+            # (an integer or bool tensor cannot require grad.) In forward mode, a tangent
+            # to update takes _record_in_place's path too: it has the op out of place.
+            return bool(LEVELS) and forward_mode() and _carries_tangent((self, t))
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
         if self._data.base is not None:
@@ -103,6 +108,8 @@ class InPlaceMethods:
         node that saved the old values refuses backward afterwards. ``compute`` receives the
         old values as a tensor of their own (a copy, kept by the new node) and returns the
         result; nothing changes if it raises."""
+        if LEVELS and forward_mode():
+            return _record_with_tangent(self, compute)
         if self._data.base is not None:
             return self._record_in_place_on_view(compute)
         result = compute(wrap(self._data.copy(), self._grad_fn))
@@ -427,3 +434,116 @@ def _check_output_shape(tensor, shape):
     if tuple(shape) != tensor._data.shape:
         raise _output_shape_error(tensor, shape)
 
+
+# ----------------------------------------------------------------- forward mode (chapter 13)
+
+def _carries_tangent(values):
+    return any(isinstance(v, Tensor) and tangent_of(v) is not None for v in values)
+
+
+def _in_place_dual(self, method, compute, args, kwargs):
+    """An in-place op inside a dual level, where the tensor or an operand carries a tangent:
+    the tangent is what the op out of place (``compute``) gives, written into the tensor's
+    own tangent (in place, as PyTorch: views of it and the tangent given to ``make_dual``
+    see the change), zeros for an op that gives none (``zero_``, ``fill_(3)``)."""
+    own = tangent_of(self)
+    probe = wrap(self._data.copy())
+    if own is not None:
+        set_tangent(probe, own)
+    out = compute(probe, *args, **kwargs)
+    new = tangent_of(out) if isinstance(out, Tensor) else None
+    set_forward_mode(False)  # the op itself: its own steps carry no tangents
+    try:
+        result = method(self, *args, **kwargs)
+    finally:
+        set_forward_mode(True)
+    _write_tangent(self, own, new)
+    return result
+
+
+def _write_tangent(self, own, new):
+    """The tangent of ``self`` after an in-place op: ``new`` (zeros for None) written into
+    its old tangent ``own`` in place (views of that tangent, and the tensor given to
+    ``make_dual``, see it, as in PyTorch), or set if it had none."""
+    if new is None and own is None:
+        return
+    values = (np.zeros(self._data.shape, (own if own is not None else self)._data.dtype)
+              if new is None else np.broadcast_to(new._data, self._data.shape))
+    if own is not None and own._data.shape == self._data.shape and own._data.flags.writeable:
+        np.copyto(own._data, values, casting="unsafe")
+        own._bump_version()
+    else:
+        set_tangent(self, wrap(np.array(values)))
+
+
+def _record_with_tangent(self, compute):
+    """``_record_in_place`` in forward mode: ``compute`` on the old values carrying the old
+    tangent gives the new tangent; the values change as without tangents (recorded if the
+    graph needs it), then the tangent is written as ``_in_place_dual`` writes it."""
+    own = tangent_of(self)
+    probe = wrap(self._data.copy())
+    if own is not None:
+        set_tangent(probe, own)
+    out = compute(probe)
+    new = tangent_of(out)
+    set_forward_mode(False)
+    try:
+        if GradMode.enabled and (self._requires_grad or out._requires_grad):
+            self._record_in_place(compute)
+        else:
+            _check_output_shape(self, out._data.shape)
+            if not np.can_cast(out._data.dtype, self._data.dtype, casting="same_kind"):
+                raise RuntimeError(f"result type {out.dtype} can't be cast to the desired "
+                                   f"output type {self.dtype}")
+            np.copyto(self._data, out._data, casting="unsafe")
+            self._bump_version()
+    finally:
+        set_forward_mode(True)
+    _write_tangent(self, own, new)
+    return self
+
+
+def _tangent_of_fill(before, value):
+    if isinstance(value, Tensor):
+        return value.to(before.dtype).expand(before.shape) * 1
+    return None
+
+
+# For each in-place method, the op out of place that gives its tangent (None: zeros).
+_OUT_OF_PLACE = {
+    "relu_": lambda b: b.relu(),
+    "masked_fill_": lambda b, mask, value: b.masked_fill(mask, value),
+    "__iadd__": lambda b, other: b + other,
+    "__isub__": lambda b, other: b - other,
+    "__imul__": lambda b, other: b * other,
+    "__itruediv__": lambda b, other: b / other,
+    "add_": lambda b, other, alpha=1: b + (other * alpha if alpha != 1 else other),
+    "sub_": lambda b, other, alpha=1: b - (other * alpha if alpha != 1 else other),
+    "mul_": lambda b, other: b * other,
+    "div_": lambda b, other: b / other,
+    "addcmul_": lambda b, t1, t2, value=1: b.addcmul(t1, t2, value=value),
+    "addcdiv_": lambda b, t1, t2, value=1: b.addcdiv(t1, t2, value=value),
+    "lerp_": lambda b, end, weight: b.lerp(end, weight),
+    "clamp_": lambda b, min=None, max=None: b.clamp(min, max),
+    "zero_": lambda b: None,
+    "fill_": _tangent_of_fill,
+    "copy_": lambda b, src: _tangent_of_fill(b, src if isinstance(src, Tensor) else None),
+    "uniform_": lambda b, *args, **kwargs: None,
+    "normal_": lambda b, *args, **kwargs: None,
+}
+
+
+def _aware_of_tangents(method, compute):
+    """``method`` as is, unless a dual level is open and a tangent is involved."""
+
+    @functools.wraps(method)
+    def in_place(self, *args, **kwargs):
+        if LEVELS and forward_mode() and _carries_tangent((self, *args, *kwargs.values())):
+            return _in_place_dual(self, method, compute, args, kwargs)
+        return method(self, *args, **kwargs)
+
+    return in_place
+
+
+for _name, _compute in _OUT_OF_PLACE.items():
+    setattr(InPlaceMethods, _name, _aware_of_tangents(getattr(InPlaceMethods, _name), _compute))

@@ -189,3 +189,60 @@ def test_hook_agrees_with_pytorch():
     handle.remove()
     assert ch04.check_clip_hook(arrived, w.grad)
     assert ch04.check_clip_hook([torch.tensor(a) for a in arrived], w.grad)
+
+
+# ---------------------------------------------------------------- predict, then run (04a)
+
+@pytest.fixture
+def fresh():
+    from minigrad.teach import predictions
+    predictions.reset_all()
+    yield
+    predictions.reset_all()
+
+
+def test_set_to_none_prediction_measures_what_minigrad_and_torch_do(fresh):
+    import torch
+    x = torch.tensor([2.0], requires_grad=True)
+    z = x * x * 3
+    z.backward(retain_graph=True)
+    z.backward(retain_graph=True)
+    old = x.grad
+    x.grad = None
+    z.backward(retain_graph=True)
+    want = {(12.0, 24.0): "a", (12.0, 12.0): "b", (36.0, 36.0): "c", (12.0, 0.0): "d"}[
+        (x.grad.item(), old.item())]
+    assert ch04.SET_TO_NONE.measure()[0] == want
+    assert ch04.SET_TO_NONE.lock(want)
+    assert ch04.SET_TO_NONE.reveal()
+
+
+@pytest.mark.parametrize("letter", ["b", "c", "d"])
+def test_set_to_none_wrong_letters_get_a_hint(fresh, letter):
+    assert ch04.SET_TO_NONE.lock(letter)
+    result = ch04.SET_TO_NONE.reveal()
+    assert not result and "forget" in result.message
+
+
+def test_set_to_none_prediction_after_the_reveal_does_not_count(fresh):
+    ch04.SET_TO_NONE.reveal()
+    assert not ch04.SET_TO_NONE.lock("a")
+
+
+def test_two_paths_predictions(fresh):
+    assert ch04.lock_two_paths(13, 26)
+    assert ch04.reveal_two_paths()
+
+
+@pytest.mark.parametrize("once, twice, wrong", [(12, 24, "two paths"), (13, 13, "not zeroed"),
+                                                (1, 2, "two paths")])
+def test_two_paths_wrong_predictions_are_named(fresh, once, twice, wrong):
+    assert ch04.lock_two_paths(once, twice)
+    result = ch04.reveal_two_paths()
+    assert not result and wrong in result.message
+
+
+def test_two_paths_refuses_computed_and_missing_predictions(fresh):
+    import minigrad as mg
+    assert not ch04.lock_two_paths(None, None)
+    assert not ch04.lock_two_paths(mg.tensor(13.0), 26)

@@ -6,6 +6,8 @@
   ``vhp``, built on ``grad``;
 * ``gradcheck``, ``gradgradcheck`` (``gradcheck.py``): first and second derivatives compared
   with finite differences;
+* ``forward_ad`` (``forward_ad.py``): forward-mode AD on tensors (dual levels, tangents,
+  a JVP rule per op), chapter 13;
 * ``graph``: the engine (``minigrad.graph``), with ``graph.get_gradient_edge``.
 
 ``Variable`` is PyTorch's old name for a tensor that can require grad, kept so old code runs.
@@ -17,14 +19,14 @@ from .. import graph
 from ..graph import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .._tensor import Tensor, wrap
 from ..tensor_backward import run_backward
-from . import function, functional
+from . import forward_ad, function, functional
 from .function import Function, FunctionCtx, FunctionNode, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 __all__ = ["Function", "FunctionCtx", "grad", "gradcheck", "gradgradcheck", "GradcheckError",
            "Variable",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "backward",
-           "functional", "once_differentiable"]
+           "functional", "forward_ad", "once_differentiable"]
 
 
 # --------------------------------------------------------------------------- grad

@@ -30,6 +30,8 @@ from .. import graph
 from ..graph import Node, check_saved_versions, is_grad_enabled, no_grad, saved_version
 from .._tensor import Tensor, wrap
 from ..graph import gradient_node
+from ..ops.op import forward_mode, set_forward_mode
+from ..ops.tangents import set_tangent, tangent_of
 
 __all__ = ["Function", "FunctionCtx", "FunctionOutput", "OutputGradients", "once_differentiable"]
 
@@ -40,6 +42,8 @@ _OUTPUT = -1
 class FunctionCtx:
     """The ``ctx`` of a custom Function: stash what backward needs on it."""
 
+    _in_jvp = False  # True while the Function's jvp runs
+
     def __init__(self, needs_input_grad):
         self.needs_input_grad = needs_input_grad
         self._saved = ()
@@ -48,6 +52,11 @@ class FunctionCtx:
         self._history = None  # the saved tensors with history, while backward is recorded
         self.materialize_grads = True
         self._non_differentiable = ()
+        self._for_forward = None  # what save_for_forward kept, handed to jvp
+
+    def save_for_forward(self, *tensors):
+        """Keep tensors for ``jvp`` (forward mode): ``ctx.saved_tensors`` gives them there."""
+        self._for_forward = tensors
 
     def set_materialize_grads(self, value):
         """``True`` (the default): backward gets zeros for the gradient of an output that was
@@ -75,6 +84,8 @@ class FunctionCtx:
             raise RuntimeError(graph.FREED_MESSAGE)
         if self._history is not None:
             return self._history
+        if self._for_forward is not None and self._in_jvp:
+            return self._for_forward
         return tuple(None if s is None else wrap(s[0]) for s in self._saved)
 
 
@@ -256,8 +267,23 @@ class Function:
         """The new style: ``forward(*args)`` computes, ``setup_context`` fills ``ctx``."""
         raise NotImplementedError("setup_context is not overridden")
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward mode: the tangent of each output from one tangent per input of forward
+        (zeros for a tensor that carries none, None for an argument that is no tensor)."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args):
+        if forward_mode() and any(isinstance(a, Tensor) and tangent_of(a) is not None
+                                  for a in args):
+            return _apply_dual(cls, args)
+        return cls._apply(args)[0]
+
+    @classmethod
+    def _apply(cls, args):
+        """``apply``'s work: the outputs, and the ctx forward filled."""
         positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         tensors = [args[i] for i in positions]
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -296,7 +322,44 @@ class Function:
             ctx._node = node
             for j in differentiable:
                 outputs[j]._set_grad_fn(node if single else FunctionOutput(node, j))
-        return outputs[0] if single else outputs
+        return (outputs[0] if single else outputs), ctx
+
+
+def _apply_dual(cls, args):
+    """``apply`` when an input carries a tangent (forward mode): forward runs on the primals
+    (forward mode off, as PyTorch does), then the Function's ``jvp`` gives the outputs'
+    tangents."""
+    tangents = [(tangent_of(a) if tangent_of(a) is not None else wrap(np.zeros_like(a._data)))
+                if isinstance(a, Tensor) else None for a in args]
+    set_forward_mode(False)
+    try:
+        if cls.jvp is Function.jvp:
+            Function.jvp(None)  # raises PyTorch's error
+        outputs, ctx = cls._apply(args)
+        ctx._in_jvp = True
+        try:
+            results = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+    finally:
+        set_forward_mode(True)
+    single = not isinstance(outputs, tuple)
+    outs = (outputs,) if single else outputs
+    results = (results,) if not isinstance(results, tuple) else results
+    if len(results) != len(outs):
+        raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, but forward "
+                           f"returned {len(outs)} outputs: return one per output")
+    for out, tangent in zip(outs, results):
+        if isinstance(out, Tensor) and isinstance(tangent, Tensor) \
+                and out._data.dtype.kind in "fc":
+            if tuple(tangent.shape) != tuple(out.shape):
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of "
+                    f"the original Tensor, this is not supported. Tensor is of size "
+                    f"{list(out.shape)} while the given forward gradient is of size "
+                    f"{list(tangent.shape)}.")
+            set_tangent(out, tangent)
+    return outputs
 
 
 def _output_tensor(output, inputs):

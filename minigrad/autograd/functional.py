@@ -22,6 +22,7 @@ import numpy as np
 
 from ..graph import enable_grad
 from ..ops.op import Op
+from ..ops.tangents import auto_linear
 from .._tensor import Tensor, wrap
 from ..ops.shape import stack
 from ..tensor_backward import run_backward
@@ -39,6 +40,8 @@ class AliasBackward0(Op):
 
     def backward(self, grad):
         return grad
+
+    jvp = auto_linear
 
 
 # ---------------------------------------------------------------------------- helpers

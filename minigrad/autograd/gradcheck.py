@@ -16,6 +16,7 @@ from ..creation import rand
 from ..graph import enable_grad, no_grad
 from .._tensor import Tensor, wrap
 from ..tensor_backward import run_backward
+from . import forward_ad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -52,7 +53,7 @@ def _as_outputs(result):
     return [r._data.astype(np.float64) for r in result if isinstance(r, Tensor)]
 
 
-_UNSUPPORTED = ("check_batched_grad", "check_batched_forward_grad", "check_forward_ad")
+_UNSUPPORTED = ("check_batched_grad", "check_batched_forward_grad")
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
@@ -64,18 +65,21 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
     PyTorch's keyword arguments are accepted; ``fast_mode`` computes the full Jacobians (the
     slow mode's verdict), ``check_undefined_grad``, ``nondet_tol`` and ``masked`` change
-    nothing here, and the checks minigrad cannot make (batched gradients, forward mode)
-    raise ``NotImplementedError`` when asked for."""
-    asked = {"check_batched_grad": check_batched_grad, "check_forward_ad": check_forward_ad,
+    nothing here, and the checks minigrad cannot make (batched gradients) raise
+    ``NotImplementedError`` when asked for. ``check_forward_ad=True`` also checks the JVP
+    rules (forward mode, chapter 13): the Jacobian built column by column from tangents."""
+    asked = {"check_batched_grad": check_batched_grad,
              "check_batched_forward_grad": check_batched_forward_grad}
     for name in _UNSUPPORTED:
         if asked[name]:
             raise NotImplementedError(f"gradcheck({name}=True) is not supported by minigrad "
-                                      "(no vmap batching rules, no forward-mode AD yet): "
+                                      "(no vmap batching rules yet): "
                                       f"leave {name}=False")
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if check_forward_ad and not _check_forward(func, inputs, eps, atol, rtol, raise_exception):
+        return False
     if not check_backward_ad:
         return True
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
@@ -103,6 +107,55 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     f"Jacobian mismatch for output {j} with respect to input {i},\n"
                     f"numerical:{wrap(expected)!r}\nanalytical:{wrap(found)!r}\n")
     return True
+
+
+def _check_forward(func, inputs, eps, atol, rtol, raise_exception):
+    """Forward mode against finite differences: for each input that requires grad (or is a
+    float tensor, when none does), one tangent per element gives one row of the Jacobian."""
+    checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        checked = [i for i, t in enumerate(inputs)
+                   if isinstance(t, Tensor) and t.dtype.is_floating_point]
+    for i in checked:
+        numerical = _numerical_jacobian(func, inputs, i, eps)
+        found = _forward_jacobian(func, inputs, i)
+        for j, rows in enumerate(found):
+            expected = (np.stack([row[j] for row in numerical]) if numerical
+                        else np.zeros_like(rows))
+            if not np.allclose(rows, expected, rtol=rtol, atol=atol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {j} with "
+                    f"respect to input {i},\nnumerical:{wrap(expected)!r}\n"
+                    f"analytical:{wrap(rows)!r}\n")
+    return True
+
+
+def _forward_jacobian(func, inputs, index):
+    """d outputs / d inputs[index] from JVPs: one forward pass per input element, its
+    tangent a one-hot tensor; rows are input elements (PyTorch's layout)."""
+    target = inputs[index]
+    columns = []
+    for k in range(target.numel()):
+        seed = np.zeros(target._data.size, target._data.dtype)
+        seed[k] = 1
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[index] = forward_ad.make_dual(target, wrap(seed.reshape(target._data.shape)))
+            outputs = func(*args)
+            outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+            column = []
+            for out in outputs:
+                if not isinstance(out, Tensor):
+                    continue
+                tangent = forward_ad.unpack_dual(out).tangent
+                column.append(np.zeros(out._data.size) if tangent is None
+                              else tangent._data.astype(np.float64).reshape(-1))
+        columns.append(column)
+    if not columns:
+        return []
+    return [np.stack([c[j] for c in columns]) for j in range(len(columns[0]))]
 
 
 def _analytical_jacobian(out, target):
@@ -137,11 +190,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """Check second derivatives: ``gradcheck`` of the function that maps the inputs and the
     output gradients ``v`` to ``v^T J`` (backward run with ``create_graph=True``). Without
     ``grad_outputs``, ``v`` is drawn uniformly from [-1, 1) with the default generator (it
-    requires grad), as PyTorch does. ``check_fwd_over_rev`` needs forward mode: it raises."""
-    if check_fwd_over_rev:
-        raise NotImplementedError("gradgradcheck(check_fwd_over_rev=True) needs forward-mode "
-                                  "AD, which minigrad does not have yet: leave it False")
-    if not check_rev_over_rev:
+    requires grad), as PyTorch does. ``check_fwd_over_rev=True`` also checks that function
+    in forward mode (the JVP rules of backward's own ops: forward-over-reverse)."""
+    if not (check_rev_over_rev or check_fwd_over_rev):
         return True
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if grad_outputs is None:
@@ -167,6 +218,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
                      fast_mode=fast_mode, masked=masked)
 
 

@@ -19,6 +19,8 @@ marks what belongs to it instead:
 from .. import autograd
 from ..creation import zeros_like
 from ..graph import AccumulateGrad
+from ..ops.op import forward_mode
+from ..ops.tangents import set_tangent, tangent_of
 from .._tensor import Tensor
 
 __all__ = ["enter", "differentiate", "leave", "reaches_outside", "check_argnums",
@@ -33,8 +35,18 @@ def enter(value, outer_grad):
     if not value.dtype.is_floating_point:
         raise RuntimeError("only Tensors of floating point dtype can require gradients")
     if outer_grad and value.requires_grad:
-        return value.view_as(value)
-    return value.detach().requires_grad_(True)
+        return value.view_as(value)  # (a view: it carries value's tangent, if any)
+    return _keeping_tangent(value.detach().requires_grad_(True), value)
+
+
+def _keeping_tangent(new, old):
+    """``new`` (made from ``old`` by detach) carrying ``old``'s tangent, inside a forward
+    transform (``jvp(grad(f))``: the tangent must cross the reverse transform)."""
+    if forward_mode():
+        tangent = tangent_of(old)
+        if tangent is not None:
+            set_tangent(new, tangent)
+    return new
 
 
 def reaches_outside(tensors, own):
@@ -75,9 +87,14 @@ def differentiate(outputs, inputs, cotangents, own, outer_grad, retain_graph=Fal
     if create is None:
         create = outer_grad and (any(c is not None and c.requires_grad for _, c in pairs)
                                  or reaches_outside([o for o, _ in pairs], own))
+    # Inside a forward transform, backward runs on Tensors (as under create_graph) so that
+    # its formulas carry the tangents: the gradients' own tangents (jvp of grad).
+    carry = not create and forward_mode()
     grads = autograd.grad([o for o, _ in pairs], list(inputs), [c for _, c in pairs],
-                          retain_graph=retain_graph or create, create_graph=create,
-                          allow_unused=True)
+                          retain_graph=retain_graph or create or carry,
+                          create_graph=create or carry, allow_unused=True)
+    if carry:
+        grads = [None if g is None else _keeping_tangent(g.detach(), g) for g in grads]
     return [zeros_like(i) if g is None else g for g, i in zip(grads, inputs)]
 
 
@@ -85,7 +102,7 @@ def leave(value, own, outer_grad):
     """A tensor handed back to the caller: detached unless its graph reaches outside."""
     if isinstance(value, Tensor) and value.requires_grad:
         if not (outer_grad and reaches_outside([value], own)):
-            return value.detach()
+            return _keeping_tangent(value.detach(), value)
     return value
 
 

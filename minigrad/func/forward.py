@@ -1,12 +1,17 @@
-"""``jvp`` and ``jacfwd``: PyTorch's forward-mode ``torch.func`` transforms, computed for now
-in reverse mode by the double-vjp trick.
+"""``jvp``, ``jacfwd`` and ``hessian``: PyTorch's forward-mode ``torch.func`` transforms
+(chapter 13), in forward mode: the function runs once inside a dual level
+(``autograd.forward_ad``) with each input carrying its tangent, and the JVP rules of the
+ops it meets give ``J t`` as it goes. ``jacfwd`` runs it once per input element (a
+one-hot tangent: one column of the Jacobian each).
 
-``g(u) = u^T J`` (one backward with ``create_graph=True`` and a cotangent ``u`` that
-requires grad) is linear in ``u``, so the vjp of ``g`` with a tangent ``t`` is ``J t``: the
-exact Jacobian-vector product, PyTorch's numbers, at the cost of two backward passes instead
-of one forward pass carrying tangents. Forward-mode AD (a JVP rule per op,
-``autograd.forward_ad``) replaces this later. ``jacfwd`` records ``g`` once and reads one
-column of the Jacobian per input element from it.
+PyTorch opens one dual level at a time; ``torch.func`` nests through functorch's levels.
+Here a ``jvp`` or ``jacfwd`` called inside another one (``jacfwd(jacfwd(f))``) falls back to
+reverse mode, by the double-vjp trick: ``g(u) = u^T J`` (one backward with
+``create_graph=True`` and a cotangent ``u`` that requires grad) is linear in ``u``, so the
+vjp of ``g`` with a tangent ``t`` is ``J t``, the same numbers, and the outer level's
+tangents flow through it. ``grad``/``jacrev`` inside ``jvp``/``jacfwd`` (forward-over-
+reverse: ``hessian`` is ``jacfwd(jacrev(f))``) need no fallback: backward's formulas are
+ops, which carry the tangents.
 """
 
 import functools
@@ -14,15 +19,18 @@ import functools
 import numpy as np
 
 from .. import autograd
+from ..autograd import forward_ad
 from ..creation import from_numpy, zeros, zeros_like
 from ..graph import enable_grad, is_grad_enabled
 from ..ops.shape import stack
-from .core import (check_randomness, check_tensor_leaves, differentiate, enter, leave,
-                   reaches_outside)
+from ..ops.tangents import LEVELS
+from .._tensor import Tensor
+from .core import (check_argnums, check_randomness, check_tensor_leaves, differentiate, enter,
+                   leave, reaches_outside)
 from .pytree import tree_flatten, tree_map, tree_unflatten
-from .reverse import Inputs, split_aux
+from .reverse import Inputs, jacrev, split_aux
 
-__all__ = ["jvp", "jacfwd"]
+__all__ = ["jvp", "jacfwd", "hessian"]
 
 _PREFIX = "jvp(f, primals, tangents): "
 
@@ -83,7 +91,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                 "Trying to set a forward gradient that has a different size than that of the "
                 f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
                 f"while the given forward gradient is of size {list(t.shape)}.")
-    outer = is_grad_enabled()
+    if not LEVELS:
+        return _jvp_forward(func, leaves, spec, given, has_aux)
+    outer = is_grad_enabled()  # nested in another forward transform: reverse mode
     with enable_grad():
         mine = [enter(leaf, outer) for leaf in leaves]
         own = {id(t) for t in mine if t.grad_fn is None}
@@ -106,7 +116,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        outer = is_grad_enabled()
+        if not LEVELS:
+            return _jacfwd_forward(func, argnums, has_aux, args, kwargs)
+        outer = is_grad_enabled()  # nested in another forward transform: reverse mode
         with enable_grad():
             inputs = Inputs(args, argnums, outer)
             result, aux = split_aux(func(*inputs.args, **kwargs), has_aux, "jacfwd")
@@ -136,3 +148,119 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             return jacobian
 
     return wrapper
+
+
+def hessian(func, argnums=0):
+    """``f -> the Hessian of f`` (``f`` returning a scalar): ``jacfwd(jacrev(f))``, as
+    PyTorch computes it (forward-over-reverse: backward's formulas carry the tangents)."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ------------------------------------------------------------------ in forward mode
+
+def _primal(value):
+    """Check an input of a forward transform as ``enter`` does (a float tensor)."""
+    if not isinstance(value, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(value)}")
+    if not value.dtype.is_floating_point:
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+    return value
+
+
+def _unpacked(outputs):
+    """``(primals, tangents)`` of ``outputs``: zeros for an output no tangent reached."""
+    primals, tangents = [], []
+    for o in outputs:
+        primal, tangent = forward_ad.unpack_dual(o)
+        primals.append(primal)
+        tangents.append(zeros_like(primal) if tangent is None else tangent)
+    return primals, tangents
+
+
+def _plain(value):
+    """A value handed out of the dual level (an aux): without its tangent."""
+    return forward_ad.unpack_dual(value).primal if isinstance(value, Tensor) else value
+
+
+def _jvp_forward(func, leaves, spec, given, has_aux):
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(_primal(p), t) for p, t in zip(leaves, given)]
+        result, aux = split_aux(func(*tree_unflatten(duals, spec)), has_aux, "jvp")
+        outputs, out_spec = tree_flatten(result)
+        check_tensor_leaves(outputs, _PREFIX + "expected f(*primals) to return only tensors, "
+                            "got unsupported type {type}")
+        primals, tangents = _unpacked(outputs)
+        answer = (tree_unflatten(primals, out_spec), tree_unflatten(tangents, out_spec))
+        if has_aux:
+            return answer + (tree_map(_plain, aux),)
+        return answer
+
+
+def _jacfwd_forward(func, argnums, has_aux, args, kwargs):
+    """``jacfwd`` in forward mode: one call of ``func`` per element of the inputs at
+    ``argnums``, that element's tangent 1, every other 0."""
+    nums = check_argnums(argnums, len(args))
+    flat, specs = [], []
+    for n in nums:
+        leaves, spec = tree_flatten(args[n])
+        flat.extend(_primal(leaf) for leaf in leaves)
+        specs.append(spec)
+    out_spec, first_aux, columns_of = None, None, []  # [input][element] -> output tangents
+    for i, t in enumerate(flat):
+        columns = []
+        for k in range(t.numel()):
+            seed = np.zeros(t.numel(), t.detach().numpy().dtype)
+            seed[k] = 1
+            tangents = [zeros_like(s).detach() for s in flat]
+            tangents[i] = from_numpy(seed.reshape(t.shape))
+            outputs, out_spec, aux = _run_dual(func, args, kwargs, nums, specs, flat,
+                                               tangents, has_aux)
+            first_aux = aux if first_aux is None else first_aux
+            columns.append(outputs)
+        columns_of.append(columns)
+    # The outputs' shapes (one more call if no input has an element: the Jacobian is empty)
+    sample = next((c[0] for c in columns_of if c), None)
+    if sample is None:
+        sample, out_spec, first_aux = _run_dual(func, args, kwargs, nums, specs, flat,
+                                                [zeros_like(s) for s in flat], has_aux)
+    per_output = [[] for _ in sample]
+    for t, columns in zip(flat, columns_of):
+        for j, o in enumerate(sample):
+            if not columns:
+                block = zeros(*o.shape, *t.shape, dtype=o.dtype)
+            else:
+                block = stack([c[j] for c in columns], dim=-1).reshape(*o.shape, *t.shape)
+            per_output[j].append(block)
+    blocks = [_rebuild(b, specs, not isinstance(argnums, tuple)) for b in per_output]
+    jacobian = tree_unflatten(blocks, out_spec)
+    if has_aux:
+        return jacobian, first_aux
+    return jacobian
+
+
+def _run_dual(func, args, kwargs, nums, specs, flat, tangents, has_aux):
+    """``func`` run once inside a dual level, the inputs at ``nums`` carrying ``tangents``:
+    the outputs' tangents (flat), the output structure and the aux."""
+    with forward_ad.dual_level():
+        duals = [forward_ad.make_dual(p, t) for p, t in zip(flat, tangents)]
+        call = list(args)
+        start = 0
+        for n, spec in zip(nums, specs):
+            call[n] = tree_unflatten(duals[start:start + spec.num_leaves], spec)
+            start += spec.num_leaves
+        result, aux = split_aux(func(*call, **kwargs), has_aux, "jacfwd")
+        outputs, out_spec = tree_flatten(result)
+        check_tensor_leaves(outputs, _PREFIX + "expected f(*primals) to return only "
+                            "tensors, got unsupported type {type}")
+        _, out_tangents = _unpacked(outputs)
+        return out_tangents, out_spec, tree_map(_plain, aux) if has_aux else None
+
+
+def _rebuild(per_leaf, specs, single):
+    """One value per input leaf, put back in the structure of the arguments (a tuple of
+    them for a tuple ``argnums``)."""
+    per_leaf, parts = list(per_leaf), []
+    for spec in specs:
+        parts.append(tree_unflatten(per_leaf[:spec.num_leaves], spec))
+        per_leaf = per_leaf[spec.num_leaves:]
+    return parts[0] if single else tuple(parts)

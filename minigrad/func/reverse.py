@@ -1,11 +1,10 @@
-"""``grad``, ``grad_and_value``, ``vjp``, ``jacrev`` and ``hessian``: PyTorch's reverse-mode
+"""``grad``, ``grad_and_value``, ``vjp`` and ``jacrev``: PyTorch's reverse-mode
 ``torch.func`` transforms, each a function that takes a function and returns one.
 
 All of them run the function once with inputs of their own (``core.enter``) and call
 ``autograd.grad`` on what it returns; ``jacrev`` calls it once per output element (one row
-of the Jacobian each; ``chunk_size`` is accepted and changes nothing). ``hessian`` is
-``jacrev(jacrev(f))`` here, where PyTorch computes ``jacfwd(jacrev(f))``: the same matrix,
-built row by row instead of column by column.
+of the Jacobian each; ``chunk_size`` is accepted and changes nothing). ``hessian``,
+``jacfwd(jacrev(f))`` as in PyTorch, is in ``forward.py``.
 """
 
 import functools
@@ -20,7 +19,7 @@ from .core import (check_argnums, check_tensor_leaves, differentiate, enter, lea
                    reaches_outside)
 from .pytree import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev"]
 
 _NOT_TENSOR = ("vjp(f, *primals): expected f(*primals) to return only tensors, got "
                "unsupported type {type}")
@@ -194,9 +193,3 @@ def _rows(output, inputs, outer):
         else:
             blocks.append(stack([row[j] for row in rows]).reshape(*output.shape, *t.shape))
     return blocks
-
-
-def hessian(func, argnums=0):
-    """``f -> the Hessian of f`` (``f`` returning a scalar): ``jacrev(jacrev(f))``, where
-    PyTorch uses ``jacfwd(jacrev(f))``; the values are the same."""
-    return jacrev(jacrev(func, argnums), argnums)

@@ -14,6 +14,7 @@ import numpy as np
 from . import formulas
 from .formulas import is_array
 from .op import Op
+from .tangents import auto_element_wise, transposed_backward
 from ..tensor_rules import check_tensor, refuse_integers, run_in_place
 from .formulas import erf, sigmoid, tanh, zeros_like
 
@@ -50,6 +51,8 @@ class ReluBackward0(Op):
             return formulas.zero_where(out <= 0, grad)
         return _threshold_backward(grad, out)
 
+    jvp = auto_element_wise
+
 
 class LeakyReluBackward0(Op):
     """leaky_relu(a): the gradient passes where a > 0 and is scaled by the slope elsewhere."""
@@ -62,6 +65,8 @@ class LeakyReluBackward0(Op):
 
     def backward(self, grad, a):
         return _leaky_relu_backward(grad, a, self.slope)
+
+    jvp = auto_element_wise
 
 
 class LeakyReluBackward1(LeakyReluBackward0):
@@ -83,6 +88,8 @@ class LeakyReluBackward1(LeakyReluBackward0):
                 "with a negative slope, please call out-of-place version instead "
                 "(F.leaky_relu(x, slope) or nn.LeakyReLU(slope) without inplace=True).")
         return super().backward(grad, out)
+
+    jvp = auto_element_wise
 
 
 # ------------------------------------------------------------------ smooth ReLUs
@@ -118,6 +125,8 @@ class GeluBackward0(Op):
                 -0.5 * a * a)
         return grad * slope
 
+    jvp = auto_element_wise
+
 
 class SiluBackward0(Op):
     """a s(a), s = sigmoid: d = s (1 + a (1 - s))."""
@@ -130,6 +139,8 @@ class SiluBackward0(Op):
     def backward(self, grad, a):
         s = sigmoid(a)
         return grad * s * (1 + a * (1 - s))
+
+    jvp = auto_element_wise
 
 
 class EluBackward0(Op):
@@ -149,6 +160,8 @@ class EluBackward0(Op):
         slope = self.scale * self.alpha
         return formulas.where(a < 0, grad * (slope * formulas.exp(a)),
                               formulas.where(a <= 0, grad * slope, grad * self.scale))
+
+    jvp = auto_element_wise
 
 
 class EluBackward1(EluBackward0):
@@ -172,6 +185,8 @@ class SoftplusBackward0(Op):
         z = a * self.beta
         return grad * formulas.where(z > self.threshold, 1.0, sigmoid(z))
 
+    jvp = auto_element_wise
+
 
 class HardtanhBackward0(Op):
     """a clipped to [low, high]: slope 1 strictly between the bounds, 0 at and beyond them
@@ -186,6 +201,8 @@ class HardtanhBackward0(Op):
     def backward(self, grad, a):
         return _hardtanh_backward(grad, a, self.low, self.high)
 
+    jvp = auto_element_wise
+
 
 class MishBackward0(Op):
     """a tanh(softplus(a)): d = tanh(sp) + a sigmoid(a) (1 - tanh(sp)^2)."""
@@ -199,6 +216,8 @@ class MishBackward0(Op):
         t = tanh(_softplus(a))
         return grad * (t + a * sigmoid(a) * (1 - t * t))
 
+    jvp = auto_element_wise
+
 
 class LogSigmoidBackward0(Op):
     """log sigmoid(a) = -log(1 + e^-a): d = 1 - sigmoid(a) = sigmoid(-a)."""
@@ -211,6 +230,8 @@ class LogSigmoidBackward0(Op):
     def backward(self, grad, a):
         return grad * sigmoid(-a)
 
+    jvp = auto_element_wise
+
 
 class HardswishBackward0(Op):
     """hardswish(a) = a relu6(a + 3) / 6: d = 0 up to -3, a/3 + 1/2 between, 1 from 3."""
@@ -222,6 +243,8 @@ class HardswishBackward0(Op):
 
     def backward(self, grad, a):
         return _hardswish_backward(grad, a)
+
+    jvp = auto_element_wise
 
 
 # ------------------------------------------------------------------ the backward of ReLUs, recorded
@@ -268,6 +291,8 @@ class ThresholdBackwardBackward0(Op):
     def backward(self, grad, out):
         return _threshold_backward(grad, out), zeros_like(grad)
 
+    jvp = transposed_backward
+
 
 class LeakyReluBackwardBackward0(Op):
     """leaky_relu's backward as an op: grad where a > 0, grad * slope elsewhere."""
@@ -280,6 +305,8 @@ class LeakyReluBackwardBackward0(Op):
 
     def backward(self, grad, a):
         return _leaky_relu_backward(grad, a, self.slope), zeros_like(grad)
+
+    jvp = transposed_backward
 
 
 class HardswishBackwardBackward0(Op):
@@ -295,6 +322,8 @@ class HardswishBackwardBackward0(Op):
         return (_hardswish_backward(gg, a),
                 formulas.keep_where((a > -3) & (a < 3), gg * grad / 3))
 
+    jvp = transposed_backward
+
 
 class HardtanhBackwardBackward0(Op):
     """hardtanh's backward as an op: grad strictly between the bounds, +0 elsewhere."""
@@ -307,6 +336,8 @@ class HardtanhBackwardBackward0(Op):
 
     def backward(self, grad, a):
         return _hardtanh_backward(grad, a, self.low, self.high), zeros_like(grad)
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------ functions

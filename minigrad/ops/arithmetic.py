@@ -15,6 +15,8 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import (auto_element_wise, auto_linear, constant, scaled, tangent_sum,
+                       zero_tangent)
 from ..tensor_rules import broadcast_error
 from .._tensor import Tensor
 from ..tensor_rules import check_tensor
@@ -47,6 +49,9 @@ class AddBackward0(Op):
     def backward(self, grad):
         return grad, grad
 
+    def jvp(self, tangents, out, a, b):
+        return tangent_sum(*tangents)
+
 
 class SubBackward0(Op):
     """``a - b``: ``a`` gets the gradient, ``b`` its negative."""
@@ -58,6 +63,10 @@ class SubBackward0(Op):
     def backward(self, grad):
         return grad, -grad
 
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        return tangent_sum(ta, None if tb is None else -tb)
+
 
 class RsubBackward1(Op):
     """``number - a``."""
@@ -68,6 +77,9 @@ class RsubBackward1(Op):
 
     def backward(self, grad):
         return -grad
+
+    def jvp(self, tangents, out, a, *options):
+        return -tangents[0]
 
 
 class MulBackward0(Op):
@@ -84,6 +96,10 @@ class MulBackward0(Op):
         return (grad * b if b is not None else None,
                 grad * a if a is not None else None)
 
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        return tangent_sum(None if ta is None else ta * b, None if tb is None else a * tb)
+
 
 class NegBackward0(Op):
     """``-a``."""
@@ -94,6 +110,8 @@ class NegBackward0(Op):
 
     def backward(self, grad):
         return -grad
+
+    jvp = auto_linear
 
 
 # ------------------------------------------------------------------ division
@@ -113,6 +131,11 @@ class DivBackward0(Op):
         return (grad / b if needs_a else None,
                 -grad * (a / b / b) if needs_b else None)
 
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        return tangent_sum(None if ta is None else ta / b,
+                           None if tb is None else -tb * (a / b / b))
+
 
 class DivBackward2(Op):
     """``div(a, b, rounding_mode="floor" or "trunc")``: a step function, whose derivative
@@ -126,6 +149,9 @@ class DivBackward2(Op):
     def backward(self, grad):
         zeros = _zeros_like(grad)
         return zeros, zeros
+
+    def jvp(self, tangents, out, *inputs):
+        return zero_tangent(out)
 
 
 def _divided(a, b, rounding_mode):
@@ -182,6 +208,9 @@ class NoDerivative(Op):
                            "has no useful gradient (it is flat almost everywhere). Compute it "
                            "on .detach()ed values, or under minigrad.no_grad().")
 
+    def jvp(self, tangents, out, *inputs):  # no derivative: the output carries no tangent
+        return None
+
 
 NoDerivative.__name__ = NoDerivative.__qualname__ = "NotImplemented"
 
@@ -196,6 +225,9 @@ class RemainderBackward0(Op):
     def backward(self, grad):
         return grad
 
+    def jvp(self, tangents, out, a, *options):
+        return tangents[0]
+
 
 class RemainderBackward1(Op):
     """``a % b`` for tensors, a - floor(a / b) b: da = grad, db = -grad floor(a / b)."""
@@ -207,6 +239,10 @@ class RemainderBackward1(Op):
 
     def backward(self, grad, a, b):
         return grad, (-grad * _rounded_quotient(a, b, "floor") if b is not None else None)
+
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        return tangent_sum(ta, None if tb is None else -tb * _rounded_quotient(a, b, "floor"))
 
 
 class FmodBackward0(Op):
@@ -220,6 +256,9 @@ class FmodBackward0(Op):
     def backward(self, grad):
         return grad
 
+    def jvp(self, tangents, out, a, *options):
+        return tangents[0]
+
 
 class FmodBackward1(Op):
     """``fmod(a, b)`` = a - trunc(a / b) b: da = grad, db = -grad trunc(a / b)."""
@@ -232,6 +271,10 @@ class FmodBackward1(Op):
 
     def backward(self, grad, a, b):
         return grad, (-grad * _rounded_quotient(a, b, "trunc") if b is not None else None)
+
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        return tangent_sum(ta, None if tb is None else -tb * _rounded_quotient(a, b, "trunc"))
 
 
 # ------------------------------------------------------------------ powers
@@ -281,6 +324,8 @@ class PowBackward0(Op):
         # power, not **, on arrays: the special cases of the forward (a ** 0.5 needs -0.5)
         return grad * (e * (power(a, e - 1) if formulas.is_array(a) else a ** (e - 1)))
 
+    jvp = auto_element_wise
+
 
 class PowBackward1(Op):
     """``a ** b`` with both tensors: da = grad b a^(b-1), 0 where b == 0; db = grad a^b
@@ -302,6 +347,13 @@ class PowBackward1(Op):
             grad_b = grad * formulas.zero_where((a == 0) & (b >= 0), out * formulas.log(a))
         return grad_a, grad_b
 
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        return tangent_sum(
+            None if ta is None else formulas.zero_where(b == 0, ta * (b * a ** (b - 1))),
+            None if tb is None else tb * formulas.zero_where((a == 0) & (b >= 0),
+                                                             out * formulas.log(a)))
+
 
 class PowBackward2(Op):
     """``number ** b``: db = grad number^b log(number); for number 0, 0 where b >= 0."""
@@ -322,6 +374,9 @@ class PowBackward2(Op):
         log = math.log(base) if base > 0 else math.nan  # computed in double, as PyTorch
         return grad * (out * log)
 
+    def jvp(self, tangents, out, b, *options):
+        return self.backward(tangents[0], b, out)
+
 
 # ------------------------------------------------------------------ two-argument functions
 
@@ -340,6 +395,12 @@ class Atan2Backward0(Op):
         recip = formulas.zero_where(squared == 0, 1 / squared)
         return (grad * x * recip if needs_y else None,
                 grad * -y * recip if needs_x else None)
+
+    def jvp(self, tangents, out, y, x):
+        ty, tx = tangents
+        squared = y * y + x * x
+        recip = formulas.zero_where(constant(squared) == 0, 1 / squared)
+        return tangent_sum(scaled(ty, x * recip), scaled(tx, -y * recip))
 
 
 def _lerp(start, end, weight):
@@ -365,6 +426,11 @@ class LerpBackward0(Op):
         w = self.weight
         return (grad * (1 - w) if needs_start else None, grad * w if needs_end else None)
 
+    def jvp(self, tangents, out, start, end, *options):
+        ts, te = tangents[:2]
+        w = self.weight
+        return tangent_sum(scaled(ts, 1 - w), scaled(te, w))
+
 
 class LerpBackward1(Op):
     """``lerp(start, end, w)`` for a tensor w: also dw = grad (end - start)."""
@@ -379,6 +445,10 @@ class LerpBackward1(Op):
         return (grad * (1 - weight) if needs_start else None,
                 grad * weight if needs_end else None,
                 grad * (end - start) if needs_weight else None)
+
+    def jvp(self, tangents, out, start, end, weight):
+        ts, te, tw = tangents
+        return tangent_sum(scaled(ts, 1 - weight), scaled(te, weight), scaled(tw, end - start))
 
 
 class AddcmulBackward0(Op):
@@ -398,6 +468,11 @@ class AddcmulBackward0(Op):
                 grad * (t2 * value) if t2 is not None else None,
                 grad * (t1 * value) if t1 is not None else None)
 
+    def jvp(self, tangents, out, t, t1, t2, *options):
+        tt, t1t, t2t = tangents
+        value = self.value
+        return tangent_sum(tt, scaled(t1t, t2 * value), scaled(t2t, t1 * value))
+
 
 class AddcdivBackward0(Op):
     """``t + value * t1 / t2`` (``addcdiv``, and ``addcdiv_`` in place)."""
@@ -415,6 +490,11 @@ class AddcdivBackward0(Op):
         return (grad if needs_t else None,
                 grad * (value / t2) if needs_1 else None,
                 -grad * (value * t1 / (t2 * t2)) if needs_2 else None)
+
+    def jvp(self, tangents, out, t, t1, t2, *options):
+        tt, t1t, t2t = tangents
+        value = self.value
+        return tangent_sum(tt, scaled(t1t, value / t2), scaled(t2t, -(value * t1 / (t2 * t2))))
 
 
 def run_addc(t, t1, t2, value, node_cls):

@@ -20,6 +20,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from . import formulas
 from .formulas import is_array
 from .op import Op
+from .tangents import transposed_backward
 
 __all__ = ["ConvolutionBackward0", "Im2ColBackward0", "Col2ImBackward0",
            "ConstantPadNdBackward0", "windows", "add_windows", "pad_zeros", "constant_pad",
@@ -136,6 +137,8 @@ class Im2ColBackward0(Op):
     def backward(self, grad):
         return fold(grad, self.input_shape(0)[2:], self.geometry)
 
+    jvp = transposed_backward
+
 
 class Col2ImBackward0(Op):
     """Each column added back over its window (``F.fold``); its backward is im2col."""
@@ -147,6 +150,8 @@ class Col2ImBackward0(Op):
 
     def backward(self, grad):
         return unfold(grad, self.geometry)
+
+    jvp = transposed_backward
 
 
 class ConvolutionBackward0(Op):
@@ -196,6 +201,8 @@ class ConvolutionBackward0(Op):
             grad_b = formulas.sum_over(grad, (0, 2, 3))
         return grad_x, grad_w, grad_b
 
+    jvp = transposed_backward
+
 
 class ConstantPadNdBackward0(Op):
     """``F.pad`` in constant mode: the gradient is cropped back (padded by minus the
@@ -208,3 +215,5 @@ class ConstantPadNdBackward0(Op):
 
     def backward(self, grad):
         return padded(grad, [-p for p in self.pad])
+
+    jvp = transposed_backward

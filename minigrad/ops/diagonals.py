@@ -13,6 +13,7 @@ from . import formulas
 from .formulas import is_array
 from .indexing import DiagonalBackward0_copy, picked
 from .op import Op
+from .tangents import transposed_backward
 from ..tensor_rules import run_in_place
 
 __all__ = ["TrilBackward0", "TriuBackward0", "DiagonalBackward0", "DiagonalBackwardBackward0",
@@ -33,10 +34,14 @@ class TrilBackward0(Op):
             return np.where(self.keep, grad, np.zeros((), grad.dtype))
         return type(self).run((grad,), grad._data, keep=self.keep)
 
+    jvp = transposed_backward
+
 
 class TriuBackward0(TrilBackward0):
     """PyTorch's name for this node: TrilBackward0's backward."""
     __slots__ = ()
+
+    jvp = transposed_backward
 
 
 def _diagonal_view(array, offset, dim1, dim2):
@@ -59,6 +64,8 @@ class DiagonalBackward0(Op):
     def backward(self, grad):
         return diagonal_placed(grad, self.input_shape(0), self.offset, self.dims)
 
+    jvp = transposed_backward
+
 
 class DiagonalBackwardBackward0(Op):
     """Zeros of ``shape`` with ``g`` on a diagonal_of: the backward of ``diagonal_of``, whose
@@ -73,6 +80,8 @@ class DiagonalBackwardBackward0(Op):
 
     def backward(self, grad):
         return diagonal_of(grad, self.offset, self.dims)
+
+    jvp = transposed_backward
 
 
 def diagonal_of(x, offset, dims):
@@ -101,6 +110,8 @@ class TraceBackward0(Op):
         shape = self.input_shape(0)
         return diagonal_placed(formulas.expand_to(grad, (min(shape),)), shape, 0, (0, 1))
 
+    jvp = transposed_backward
+
 
 class DiagEmbedBackward0(Op):
     """diag of a vector: each element's gradient is read back from the diagonal_of it went to."""
@@ -113,6 +124,8 @@ class DiagEmbedBackward0(Op):
     def backward(self, grad):
         part = diagonal_of(grad, self.offset, (0, 1))
         return part.copy() if is_array(part) else part
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------ functions

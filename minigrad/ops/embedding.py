@@ -11,6 +11,7 @@ import numpy as np
 from . import formulas
 from .formulas import is_array
 from .op import Op
+from .tangents import transposed_backward
 
 __all__ = ["EmbeddingBackward0", "EmbeddingDenseBackwardBackward0"]
 
@@ -40,6 +41,8 @@ class EmbeddingBackward0(Op):
             return dense_backward(grad, indices, self.input_shape(0)[0], self.padding_idx)
         return EmbeddingDenseBackwardBackward0.run(
             (grad,), indices=indices, rows=self.input_shape(0)[0], padding_idx=self.padding_idx)
+
+    jvp = transposed_backward
 
 
 def dense_backward(grad, indices, rows, padding_idx):
@@ -72,3 +75,5 @@ class EmbeddingDenseBackwardBackward0(Op):
             return rows
         return formulas.keep_where(
             np.broadcast_to(_not_padding(indices, self.padding_idx), rows.shape), rows)
+
+    jvp = transposed_backward

@@ -21,6 +21,7 @@ The public functions at the end (``flip``, ``index_select``, ``take``, ...) and
 import numpy as np
 
 from .op import Op
+from .tangents import auto_linear, transposed_backward
 from .shape import ClonedViewBackward0
 from .._tensor import Tensor
 import numbers
@@ -111,6 +112,8 @@ class SliceBackward0(Op):
     def backward(self, grad):
         return placed(grad, self.input_shape(0), self.key)
 
+    jvp = auto_linear
+
 
 class SelectBackward0(SliceBackward0):
     """PyTorch's name for this node: SliceBackward0's backward."""
@@ -145,6 +148,8 @@ class SliceBackwardBackward0(Op):
 
     def backward(self, grad):
         return sliced(grad, self.key)
+
+    jvp = transposed_backward
 
 
 def sliced(x, key):
@@ -200,6 +205,8 @@ class AsStridedBackward0(Op):
             grad = placed(grad, shape, key)
         return grad
 
+    jvp = transposed_backward
+
 
 # ------------------------------------------------------------------ advanced indexing
 
@@ -220,6 +227,8 @@ class IndexBackward0(Op):
     def backward(self, grad, *index_arrays):
         return put(grad, self.input_shape(0), self.first, self.key)
 
+    jvp = auto_linear
+
 
 class IndexBackwardBackward0(Op):
     """Zeros of ``shape`` with ``g`` added at ``[first][key]`` (repeated places add up):
@@ -234,6 +243,8 @@ class IndexBackwardBackward0(Op):
 
     def backward(self, grad):
         return indexed(grad, self.first, self.key)
+
+    jvp = transposed_backward
 
 
 def indexed(x, first, key):
@@ -267,6 +278,8 @@ class GatherBackward0(Op):
         picked = grad.reshape(_array(index).shape)
         return put(picked, one_d(shape), None, self.key).reshape(shape)
 
+    jvp = auto_linear
+
 
 # ------------------------------------------------------------------ ops that pick elements
 
@@ -294,6 +307,8 @@ class PickBackward(Op):
         return put_flat(grad.reshape(-1), _array(positions).reshape(-1),
                         int(np.prod(shape))).reshape(shape)
 
+    jvp = auto_linear
+
 
 class PutBackward0(Op):
     """Zeros of ``size`` (1-D) with ``g`` added at ``positions``: the backward of picking
@@ -306,6 +321,8 @@ class PutBackward0(Op):
 
     def backward(self, grad):
         return indexed(grad, None, (self.positions,))
+
+    jvp = transposed_backward
 
 
 def put_flat(grad, positions, size):

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import auto_multilinear, tangent_sum
 from .._tensor import Tensor, tensor_from
 from ..tensor_rules import check_tensor
 from .. import dtypes
@@ -56,6 +57,8 @@ class MmBackward0(Op):
         return (grad @ _T(b) if b is not None else None,
                 _right_grad(a, grad, self.b_is_c_ordered) if a is not None else None)
 
+    jvp = auto_multilinear
+
 
 class DotBackward0(Op):
     """s = u . v for vectors: du = ds v, dv = ds u."""
@@ -69,6 +72,8 @@ class DotBackward0(Op):
         return (grad * b if b is not None else None,
                 grad * a if a is not None else None)
 
+    jvp = auto_multilinear
+
 
 class MvBackward0(Op):
     """y = A @ v: dA = outer(dy, v), dv = A.T @ dy."""
@@ -81,6 +86,8 @@ class MvBackward0(Op):
     def backward(self, grad, a, b):
         return (formulas.unsqueeze(grad, (1,)) * b if b is not None else None,
                 _T(a) @ grad if a is not None else None)
+
+    jvp = auto_multilinear
 
 
 class MatmulBackward0(Op):
@@ -108,6 +115,8 @@ class MatmulBackward0(Op):
             grad_b = formulas.sum_to(_T(a.reshape(a_matrix)) @ grad, b_matrix).reshape(b_shape)
         return grad_a, grad_b
 
+    jvp = auto_multilinear
+
 
 class BmmBackward0(Op):
     """A batch of matrix products, no broadcasting: each as MmBackward0."""
@@ -120,6 +129,8 @@ class BmmBackward0(Op):
     def backward(self, grad, a, b):
         return (grad @ _T(b) if b is not None else None,
                 _T(a) @ grad if a is not None else None)
+
+    jvp = auto_multilinear
 
 
 def node_for_matmul(a, b):
@@ -176,6 +187,14 @@ class AddmmBackward0(Op):
             return self.backward(grad, *self.saved)
         return Op.apply(self, grad)
 
+    def jvp(self, tangents, out, c, m1, m2, *options):
+        tc, tm1, tm2 = tangents
+        beta, alpha = self.beta, self.alpha
+        product = tangent_sum(None if tm1 is None else tm1 @ m2, None if tm2 is None else m1 @ tm2)
+        if product is not None and alpha != 1:
+            product = product * alpha
+        return tangent_sum(None if tc is None else tc if beta == 1 else tc * beta, product)
+
 
 # ------------------------------------------------------------------------------ einsum
 
@@ -223,6 +242,8 @@ class EinsumBackward0(Op):
                 g = _onto_diagonal(g, unique, term, sizes)
             grads.append(g)
         return tuple(grads)
+
+    jvp = auto_multilinear
 
 
 def _onto_diagonal(g, unique, term, sizes):

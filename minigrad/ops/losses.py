@@ -15,6 +15,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import transposed_backward
 from .formulas import sigmoid as sigmoid_of
 from .softmax import max_keepdim
 
@@ -90,6 +91,8 @@ class MseLossBackward0(Op):
         local = 2 * (a - b) * grad
         return local, -local
 
+    jvp = transposed_backward
+
 
 # ------------------------------------------------------------------------ smooth L1, Huber
 
@@ -116,6 +119,8 @@ class SmoothL1LossBackward0(Op):
         local = grad * _clipped(a - b, self.width, self.scaled)
         return local, -local
 
+    jvp = transposed_backward
+
 
 class HuberLossBackward0(SmoothL1LossBackward0):
     """huber of x = a - b: x² / 2 where |x| < delta, delta (|x| - delta / 2) beyond.
@@ -127,6 +132,8 @@ class HuberLossBackward0(SmoothL1LossBackward0):
     @staticmethod
     def losses(z, delta):
         return np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------------ binary cross-entropy
@@ -159,6 +166,8 @@ class BinaryCrossEntropyBackward0(Op):
             grad_t = grad * (_log1p(-p) - formulas.log(p))
         return grad_p, grad_t
 
+    jvp = transposed_backward
+
 
 class BinaryCrossEntropyWithLogitsBackward0(Op):
     """loss = w ((1 - t) x + c softplus(-x)) with c = 1 + (pos_weight - 1) t:
@@ -190,6 +199,8 @@ class BinaryCrossEntropyWithLogitsBackward0(Op):
             local = -x if pw is None else (pw - 1) * softplus(-x) - x
             grad_t = grad * local
         return grad_x, grad_t
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------------------ NLL
@@ -236,11 +247,15 @@ class NllLossBackward0(Op):
             scale = formulas.expand_to(scale, each)
         return formulas.unsqueeze(scale, (self.class_dim,)) * at_target
 
+    jvp = transposed_backward
+
 
 # PyTorch's name when the log-probabilities have positions too: (N, C, H, W).
 class NllLoss2DBackward0(NllLossBackward0):
     """PyTorch's name for this node: NllLossBackward0's backward."""
     __slots__ = ()
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------------------ cross-entropy
@@ -277,3 +292,5 @@ class CrossEntropyProbsBackward(Op):
         if self.inputs[1] is not None:  # -w_c log p_c
             grad_t = -grad * log_probs * weights
         return grad_z, grad_t
+
+    jvp = transposed_backward

@@ -16,6 +16,7 @@ import numpy as np
 from . import formulas
 from .formulas import is_array
 from .op import Op
+from .tangents import transposed_backward
 
 __all__ = ["NativeLayerNormBackward0", "NativeBatchNormBackward0"]
 
@@ -84,11 +85,15 @@ class NativeLayerNormBackward0(Op):
             grad_bias = formulas.sum_over(grad, self.param_axes)
         return grad_x, grad_weight, grad_bias
 
+    jvp = transposed_backward
+
 
 class NativeBatchNormBackward0(NativeLayerNormBackward0):
     """Batch norm: the same op over every axis but the channels' (1), with one weight and
     bias per channel."""
     __slots__ = ()
+
+    jvp = transposed_backward
 
 
 def _move_running(running, mean, var):

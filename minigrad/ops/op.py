@@ -77,6 +77,44 @@ Rules of a backward
 
    The arrays path never sees the stand-in: it costs nothing when nobody asks for a
    second derivative.
+
+Rules of a JVP (forward mode, chapter 13)
+-----------------------------------------
+Inside ``autograd.forward_ad.dual_level()`` a tensor may carry a *tangent* (``make_dual``).
+When an input of an op carries one, ``run`` asks the op's ``jvp`` for the output's tangent,
+written next to ``backward`` and read the same way::
+
+        def backward(self, grad, a):         # grad -> one gradient per input
+            return grad * cos(a)
+
+        def jvp(self, tangents, out, a):     # one tangent per input -> the output's
+            (ta,) = tangents
+            return ta * cos(a)
+
+1. **Arguments**: ``tangents`` holds one tangent per input of forward, None for an input
+   that carries none (a plain tensor, a number; at least one is not None); ``out`` is the
+   output; then the inputs forward received as positional arguments (not the saved
+   values: an op that records nothing saves nothing). Options are on ``self`` as forward
+   left them (keyword options also in ``self.dual``); write ``*options`` after the inputs
+   when forward takes positional options.
+2. **Arrays or Tensors, as in backward**: arrays when nothing needs recording (the fast
+   path); Tensors (the inputs themselves, ``out`` the result) when grad mode is on and the
+   result or a tangent requires grad, so that the tangent is itself differentiable
+   (``jacrev(jacfwd(f))``). Write it with the operations both have (``formulas``).
+3. **Shape**: the returned tangent may be smaller than ``out`` (``ta`` of a broadcast
+   input): ``run`` broadcasts it to the output's shape (and casts it to its dtype).
+4. **Shared rules** (``tangents.py``, named as in PyTorch's derivatives.yaml): a linear op
+   (``sum``, ``reshape``, ``x[key]``) says ``jvp = auto_linear`` (the op itself applied to
+   the tangents, same options); an op linear in each input (``mm``, ``einsum``)
+   ``jvp = auto_multilinear``; an op of one input with a diagonal Jacobian (``exp``,
+   ``relu``) ``jvp = auto_element_wise`` (backward's formula, the tangent for the
+   gradient).
+5. **No rule**: an op whose ``jvp`` is ``Op.jvp`` raises PyTorch's NotImplementedError
+   ("Trying to use forward AD with ... that does not support it"); an op with no
+   derivative at all (``NoDerivative``, integer results) gives no tangent.
+
+The check costs the fast path one global flag (``_forward_mode``), set only while a dual
+level is open.
 """
 
 import numpy as np
@@ -86,8 +124,9 @@ from ..graph import (FREED_MESSAGE, GradMode, Node, changed_error, check_saved_v
                      gradient_node, node_numbers, saved_version)
 from . import formulas
 from .saved import ComputedInForward
+from .tangents import jvp_name, output_tangent, set_tangent
 
-__all__ = ["Op", "saving_versions_of"]
+__all__ = ["Op", "saving_versions_of", "set_forward_mode", "forward_mode"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -97,6 +136,7 @@ _FLOAT_KINDS = frozenset("fc")  # dtype kinds of the computed values backward ma
 _NUMPY_FLOATS = frozenset([np.float16, np.float32, np.float64, np.longdouble, np.complex64,
                            np.complex128, np.clongdouble])
 _NOTHING_NEEDED = [(None,) * n for n in range(8)]  # the inputs of an op that records nothing
+_forward_mode = False  # True while a forward-AD dual level is open (autograd.forward_ad)
 
 
 class Op(Node):
@@ -112,7 +152,9 @@ class Op(Node):
     # kept: graph.saved_version's entry for each tensor whose memory a saved value is (or
     # views), the output included, checked before backward; viewed, for a view op, its
     # input's (counter, version, tensor).
-    __slots__ = ("shapes", "sources", "kept", "viewed")
+    # In forward mode only: dual, (the options of forward, which inputs were tensors); tangent,
+    # the output's tangent (backward's saved output carries it: forward-over-reverse).
+    __slots__ = ("shapes", "sources", "kept", "viewed", "dual", "tangent")
 
     twice_differentiable = True
     # The positions (in save_for_backward's order) of saved float arrays forward computed
@@ -133,6 +175,15 @@ class Op(Node):
     def backward(self, grad, *saved):
         """The gradient of each input, from the output's gradient and the saved values."""
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+    def jvp(self, tangents, out, *inputs):
+        """The output's tangent from one tangent per input (None where an input has none),
+        the output and the inputs (see "Rules of a JVP")."""
+        raise NotImplementedError(
+            f"Trying to use forward AD with {jvp_name(type(self))} that does not support it "
+            "because it has not been implemented yet.\nPlease file an issue to minigrad (or "
+            "write its jvp next to its backward, ops/op.py says how); meanwhile compute this "
+            "derivative in reverse mode (jacrev, autograd.grad).")
 
     def __init__(self, inputs, shapes):
         """The node of an op that ``run`` did not compute (an in-place change made it:
@@ -177,6 +228,8 @@ class Op(Node):
             result = cls.wrap(out)
             if cls.is_view:
                 result._version_counter = tensors[0]._counter()
+            if _forward_mode:
+                forward_step(op, tensors, arrays, options, result)
             return result
         op.inputs = inputs  # (Node.__init__'s work, written out: this runs for every op)
         op.seq = next(node_numbers)
@@ -188,6 +241,8 @@ class Op(Node):
         result = cls.wrap(out, op)
         if op.saved or cls.is_view:
             op._remember_saved(tensors, arrays, out, result)
+        if _forward_mode:
+            forward_step(op, tensors, arrays, options, result)
         return result
 
     @classmethod
@@ -213,6 +268,8 @@ class Op(Node):
             op.viewed = (counter, counter._version, tensor)
             result = cls.wrap(out, op)
         result._version_counter = counter
+        if _forward_mode:
+            forward_step(op, (tensor,), (tensor._data,), {}, result)
         return result
 
     def _remember_saved(self, tensors, arrays, out, result):
@@ -332,7 +389,10 @@ class Op(Node):
                 else:
                     result.append(ComputedInForward(type(self), position))
             elif source is _OUTPUT:
-                result.append(wrap(value, self))
+                out = wrap(value, self)
+                if _forward_mode and getattr(self, "tangent", None) is not None:
+                    set_tangent(out, self.tangent)  # forward-over-reverse: d(backward)
+                result.append(out)
             elif source._data.dtype != value.dtype:
                 result.append(source.to(value.dtype))
             else:
@@ -432,3 +492,28 @@ def node_named(node_cls, name):
     if key not in NAMED_NODES:
         NAMED_NODES[key] = type(name, (node_cls,), {"__slots__": ()})
     return NAMED_NODES[key]
+
+
+# ----------------------------------------------------------------- forward mode (chapter 13)
+
+def set_forward_mode(on):
+    """Open (True) or close (False) forward mode: ``autograd.forward_ad``'s levels."""
+    global _forward_mode
+    _forward_mode = bool(on)
+
+
+def forward_mode():
+    """Is a dual level open (do ops compute tangents)?"""
+    return _forward_mode
+
+
+def forward_step(op, tensors, arrays, options, result):
+    """Give ``result`` (what ``op`` computed from ``tensors``/``arrays``) the tangent its
+    ``jvp`` computes, if an input carries one. The rule itself runs with forward mode off:
+    its own operations carry no tangents."""
+    global _forward_mode
+    _forward_mode = False
+    try:
+        output_tangent(op, tensors, arrays, options, result)
+    finally:
+        _forward_mode = True

@@ -15,6 +15,7 @@ import numpy as np
 from . import formulas
 from .formulas import cast, zeros_like
 from .op import Op
+from .tangents import auto_element_wise, auto_linear, zero_tangent
 from .._tensor import Tensor
 from ..dtypes import scalar_name
 from ..tensor_rules import check_tensor, run_in_place, write_out
@@ -42,6 +43,8 @@ class ExpBackward0(Op):
     def backward(self, grad, out):
         return grad * out
 
+    jvp = auto_element_wise
+
 
 class LogBackward0(Op):
     """d log a = da / a."""
@@ -54,6 +57,8 @@ class LogBackward0(Op):
 
     def backward(self, grad, a):
         return grad / a
+
+    jvp = auto_element_wise
 
 
 class Log10Backward0(Op):
@@ -68,6 +73,8 @@ class Log10Backward0(Op):
     def backward(self, grad, a):
         return grad / (a * math.log(10))
 
+    jvp = auto_element_wise
+
 
 class Log2Backward0(Op):
     """d log2(a) = da / (a ln 2)."""
@@ -80,6 +87,8 @@ class Log2Backward0(Op):
 
     def backward(self, grad, a):
         return grad / (a * math.log(2))
+
+    jvp = auto_element_wise
 
 
 class Log1PBackward0(Op):
@@ -94,6 +103,8 @@ class Log1PBackward0(Op):
     def backward(self, grad, a):
         return grad / (a + 1)
 
+    jvp = auto_element_wise
+
 
 class Expm1Backward0(Op):
     """``e^a - 1``, exact for tiny a: d = e^a da = (out + 1) da."""
@@ -107,6 +118,8 @@ class Expm1Backward0(Op):
 
     def backward(self, grad, out):
         return grad * (out + 1)
+
+    jvp = auto_element_wise
 
 
 class LogitBackward0(Op):
@@ -141,6 +154,8 @@ class LogitBackward0(Op):
         low, high = self.bounds(a._data.dtype)
         return formulas.where((a >= low) & (a <= high), grad / (a * (1 - a)), fill)
 
+    jvp = auto_element_wise
+
 
 # ------------------------------------------------------------------ powers
 
@@ -157,6 +172,8 @@ class SqrtBackward0(Op):
     def backward(self, grad, out):
         return grad / (2 * out)
 
+    jvp = auto_element_wise
+
 
 class RsqrtBackward0(Op):
     """d a^(-1/2) = -a^(-3/2) / 2 = -out^3 / 2."""
@@ -170,6 +187,8 @@ class RsqrtBackward0(Op):
 
     def backward(self, grad, out):
         return grad * (-0.5 * (out * out * out))
+
+    jvp = auto_element_wise
 
 
 class ReciprocalBackward0(Op):
@@ -185,6 +204,8 @@ class ReciprocalBackward0(Op):
     def backward(self, grad, out):
         return -grad * (out * out)  # as PyTorch groups it: inf * (tiny² = 0) is nan
 
+    jvp = auto_element_wise
+
 
 # ------------------------------------------------------------------ sign and size
 
@@ -199,6 +220,8 @@ class AbsBackward0(Op):
     def backward(self, grad, a):
         return grad * formulas.sign(a)
 
+    jvp = auto_element_wise
+
 
 class ZeroGradient(Op):
     """Flat wherever it has a slope at all (rounding, sign, a random draw): gradient 0, a
@@ -207,6 +230,9 @@ class ZeroGradient(Op):
 
     def backward(self, grad):
         return zeros_like(grad)
+
+    def jvp(self, tangents, out, *inputs):
+        return zero_tangent(out)
 
 
 class SignBackward0(ZeroGradient):
@@ -230,6 +256,8 @@ class SinBackward0(Op):
     def backward(self, grad, a):
         return grad * formulas.cos(a)
 
+    jvp = auto_element_wise
+
 
 class CosBackward0(Op):
     """d cos(a) = -sin(a) da."""
@@ -241,6 +269,8 @@ class CosBackward0(Op):
 
     def backward(self, grad, a):
         return -grad * formulas.sin(a)
+
+    jvp = auto_element_wise
 
 
 class TanhBackward0(Op):
@@ -255,6 +285,8 @@ class TanhBackward0(Op):
     def backward(self, grad, out):
         return grad * (1 - out * out)
 
+    jvp = auto_element_wise
+
 
 class SigmoidBackward0(Op):
     """d s(a) = s (1 - s) da: from the output."""
@@ -267,6 +299,8 @@ class SigmoidBackward0(Op):
 
     def backward(self, grad, out):
         return grad * out * (1 - out)
+
+    jvp = auto_element_wise
 
 
 class SinhBackward0(Op):
@@ -281,6 +315,8 @@ class SinhBackward0(Op):
     def backward(self, grad, a):
         return grad * formulas.cosh(a)
 
+    jvp = auto_element_wise
+
 
 class CoshBackward0(Op):
     """d cosh(a) = sinh(a) da."""
@@ -293,6 +329,8 @@ class CoshBackward0(Op):
 
     def backward(self, grad, a):
         return grad * formulas.sinh(a)
+
+    jvp = auto_element_wise
 
 
 class AsinBackward0(Op):
@@ -307,6 +345,8 @@ class AsinBackward0(Op):
     def backward(self, grad, a):
         return grad / formulas.sqrt(1 - a * a)
 
+    jvp = auto_element_wise
+
 
 class AcosBackward0(Op):
     """d acos(a) = -da / sqrt(1 - a^2)."""
@@ -320,6 +360,8 @@ class AcosBackward0(Op):
     def backward(self, grad, a):
         return -grad / formulas.sqrt(1 - a * a)
 
+    jvp = auto_element_wise
+
 
 class AtanBackward0(Op):
     """d atan(a) = da / (1 + a^2)."""
@@ -332,6 +374,8 @@ class AtanBackward0(Op):
     def backward(self, grad, a):
         return grad / (1 + a * a)
 
+    jvp = auto_element_wise
+
 
 class ErfBackward0(Op):
     """d erf(a) = 2/sqrt(pi) e^(-a^2) da."""
@@ -343,6 +387,8 @@ class ErfBackward0(Op):
 
     def backward(self, grad, a):
         return grad * (2 / math.sqrt(math.pi)) * formulas.exp(-a * a)
+
+    jvp = auto_element_wise
 
 
 # ------------------------------------------------------------------ copies
@@ -359,6 +405,8 @@ class ToCopyBackward0(Op):
     def backward(self, grad):
         return cast(grad, self.dtype)
 
+    jvp = auto_linear
+
 
 class CloneBackward0(Op):
     """A copy: the gradient passes as it is."""
@@ -369,6 +417,8 @@ class CloneBackward0(Op):
 
     def backward(self, grad):
         return grad
+
+    jvp = auto_linear
 
 
 # ------------------------------------------------------ functions: logarithms and exponentials

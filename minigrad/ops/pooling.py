@@ -19,6 +19,7 @@ from . import formulas
 from .formulas import is_array
 from .convolution import add_windows, pad_zeros
 from .op import Op
+from .tangents import transposed_backward
 
 __all__ = ["MaxPool2DWithIndicesBackward0", "MaxPool2DWithIndicesBackwardBackward0",
            "AvgPool2DBackward0", "AvgPool2DBackwardBackward0", "AdaptiveAvgPool2DBackward0"]
@@ -93,6 +94,8 @@ class MaxPool2DWithIndicesBackward0(Op):
         return MaxPool2DWithIndicesBackwardBackward0.run(
             (grad,), which=which, geometry=self.geometry, shape=self.input_shape(0))
 
+    jvp = transposed_backward
+
 
 def pick(x, which, geometry):
     """The element of each window of ``x`` that ``which`` names (zero in the padding)."""
@@ -136,6 +139,8 @@ class MaxPool2DWithIndicesBackwardBackward0(Op):
         if is_array(grad):
             return pick(grad, which, self.geometry)
         return MaxPool2DWithIndicesBackward0.run((grad,), geometry=self.geometry, which=which)
+
+    jvp = transposed_backward
 
 
 # --------------------------------------------------------------------------- average pooling
@@ -192,6 +197,8 @@ class AvgPool2DBackward0(Op):
         return AvgPool2DBackwardBackward0.run((grad,), geometry=self.geometry,
                                               shape=self.input_shape(0))
 
+    jvp = transposed_backward
+
 
 class AvgPool2DBackwardBackward0(Op):
     """Average pooling's backward as an op (for create_graph): its backward is the
@@ -206,6 +213,8 @@ class AvgPool2DBackwardBackward0(Op):
         if is_array(grad):
             return average(grad, self.geometry)
         return AvgPool2DBackward0.run((grad,), geometry=self.geometry)
+
+    jvp = transposed_backward
 
 
 # --------------------------------------------------------------------------- adaptive pooling
@@ -234,3 +243,5 @@ class AdaptiveAvgPool2DBackward0(Op):
 
     def backward(self, grad, rows, cols):
         return formulas.transpose_last(rows) @ grad @ cols
+
+    jvp = transposed_backward

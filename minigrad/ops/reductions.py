@@ -16,6 +16,8 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import reduction_jvp, transposed_backward
+from .tangents import auto_linear
 from .shape import cat
 from ..tensor_rules import check_tensor
 from .. import dtypes
@@ -86,6 +88,8 @@ class SumBackward0(Op):
     def backward(self, grad):
         return _spread_to(grad, self.input_shape(0))
 
+    jvp = auto_linear
+
 
 class SumBackward1(Op):
     """The sum over ``dims``: put the reduced axes back, then spread along them."""
@@ -98,6 +102,8 @@ class SumBackward1(Op):
     def backward(self, grad):
         return _spread_to(_restore(grad, self.dims, self.keepdim), self.input_shape(0))
 
+    jvp = auto_linear
+
 
 class MeanBackward0(Op):
     """The mean of every element: each gets 1/N of the gradient."""
@@ -109,6 +115,8 @@ class MeanBackward0(Op):
     def backward(self, grad):
         shape = self.input_shape(0)
         return _spread_to(grad / max(int(np.prod(shape)), 1), shape)
+
+    jvp = auto_linear
 
 
 class MeanBackward1(Op):
@@ -123,6 +131,8 @@ class MeanBackward1(Op):
         shape = self.input_shape(0)
         count = max(int(np.prod([shape[d] for d in self.dims])), 1)
         return _spread_to(_restore(grad, self.dims, self.keepdim) / count, shape)
+
+    jvp = auto_linear
 
 
 # ------------------------------------------------------------------ largest and smallest
@@ -141,6 +151,9 @@ class MaxBackward1(Op):
 
     def backward(self, grad, a, out):
         return evenly_distribute(grad, a, out)
+
+    def jvp(self, tangents, out, a):
+        return reduction_jvp(self, tangents[0], out)
 
 
 class MinBackward1(MaxBackward1):
@@ -166,6 +179,9 @@ class AmaxBackward0(Op):
         hits = _plain(a) == _plain(_restore(out, self.dims, self.keepdim))
         count = hits.sum(axis=self.dims, keepdims=True).astype(_plain(grad).dtype)
         return grad / _constant(count, grad) * _constant(hits, grad)
+
+    def jvp(self, tangents, out, a, *options):
+        return reduction_jvp(self, tangents[0], out, self.dims)
 
 
 class AminBackward0(AmaxBackward0):
@@ -205,6 +221,9 @@ class VarBackward0(Op):
             scale = np.where(_plain(centered) == 0, np.nan, np.inf).astype(_plain(grad).dtype)
             return grad * _constant(scale, grad)
         return (2.0 / self.dof if self.dof else math.inf) * grad * centered
+
+    def jvp(self, tangents, out, a, *options):
+        return reduction_jvp(self, tangents[0], out, None if self.whole else self.dims)
 
 
 class StdBackward0(VarBackward0):
@@ -262,6 +281,9 @@ class ProdBackward0(Op):
             return np.zeros_like(a)
         return grad * product_of_others(a.reshape(-1), 0).reshape(a.shape)
 
+    def jvp(self, tangents, out, a):
+        return reduction_jvp(self, tangents[0], out)
+
 
 class ProdBackward1(Op):
     """prod along ``dim``: each element gets the product of the others in its slice."""
@@ -282,6 +304,11 @@ class ProdBackward1(Op):
         if (_plain(a) != 0).all():
             return grad * (_restore(out, (self.dim,), self.keepdim) / a)
         return grad * product_of_others(a, self.dim)
+
+    def jvp(self, tangents, out, a, *options):
+        if len(tangents[0].shape) == 0:
+            return tangents[0]
+        return reduction_jvp(self, tangents[0], out, (self.dim,))
 
 
 # ------------------------------------------------------------------ running sums and products
@@ -317,6 +344,8 @@ class CumsumBackward0(Op):
         if grad.ndim == 0:
             return grad
         return _reversed_cumsum(grad, self.dim)
+
+    jvp = auto_linear
 
 
 class CumprodBackward0(Op):
@@ -360,6 +389,8 @@ class CumprodBackward0(Op):
             products[np.cumsum(others == 0, axis=-1)[..., i:] > 0] = 0
             result[..., i] = np.sum(g[..., i:] * products, axis=-1)
         return np.moveaxis(result, -1, self.axis)
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------ norms
@@ -410,6 +441,9 @@ class LinalgVectorNormBackward0(Op):
         else:
             scaled = a * _abs(a) ** (p - 2)
         return scaled * formulas.zero_where(at_zero, grad / norm ** (p - 1))
+
+    def jvp(self, tangents, out, a, *options):
+        return reduction_jvp(self, tangents[0], out, self.dims)
 
 
 # ------------------------------------------------------------------ functions

@@ -10,6 +10,7 @@ gradient of zeros (PyTorch's rule, not "no gradient"): the graph stays connected
 import numpy as np
 
 from .op import Op
+from .tangents import auto_element_wise
 from .pointwise import ZeroGradient
 from .._tensor import wrap
 from ..random import numpy_rng
@@ -79,6 +80,8 @@ class FracBackward0(Op):
     def backward(self, grad):
         return grad
 
+    jvp = auto_element_wise
+
 
 class NanToNumBackward0(Op):
     """nan, inf and -inf replaced by numbers: the gradient passes where the element was
@@ -91,6 +94,8 @@ class NanToNumBackward0(Op):
 
     def backward(self, grad, finite):
         return grad * finite
+
+    jvp = auto_element_wise
 
 
 # ------------------------------------------------------------------ functions

@@ -10,6 +10,7 @@ import numpy as np
 from .formulas import is_array
 from .indexing import check_bounds, index_array, indexed, one_d, placed
 from .op import Op, saving_versions_of
+from .tangents import transposed_backward
 from .._tensor import Tensor
 from ..tensor_rules import run_in_place
 
@@ -48,6 +49,8 @@ class ScatterBackward0(Op):
     def _grad_self(self, grad):
         return zero_at(grad, self.key)
 
+    jvp = transposed_backward
+
 
 class ScatterAddBackward0(ScatterBackward0):
     """``scatter_add``: as scatter, but the values add up (repeats too), so ``a`` keeps its
@@ -60,6 +63,8 @@ class ScatterAddBackward0(ScatterBackward0):
 
     def _grad_self(self, grad):
         return grad
+
+    jvp = transposed_backward
 
 
 class ScatterBackward1(Op):
@@ -77,6 +82,8 @@ class ScatterBackward1(Op):
 
     def backward(self, grad, *index):
         return zero_at(grad, self.key)
+
+    jvp = transposed_backward
 
 
 def zero_at(grad, key):
@@ -106,6 +113,8 @@ class IndexAddBackward0(Op):
             grad_s = (indexed(grad, None, self.key) * self.alpha).reshape(self.input_shape(1))
         return grad, grad_s
 
+    jvp = transposed_backward
+
 
 class IndexFillBackward0(Op):
     """``index_fill(dim, index, number)``: the filled slices (``key``) get no gradient (the
@@ -126,6 +135,8 @@ class IndexFillBackward0(Op):
             return out
         return IndexFillBackward0.run((grad,), grad._data, key=self.key, value=0)
 
+    jvp = transposed_backward
+
 
 class IndexFillBackward1(IndexFillBackward0):
     """``index_fill`` with a 0-dim ``value`` tensor: it gets the sum of the gradient of the
@@ -144,6 +155,8 @@ class IndexFillBackward1(IndexFillBackward0):
             grad_v = np.asarray(part.sum(), dtype=grad.dtype) if is_array(part) \
                 else part.sum()
         return grad_a, grad_v
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------ functions

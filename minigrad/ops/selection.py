@@ -11,6 +11,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import auto_element_wise, auto_linear, constant, spread, tangent_sum
 from .. import dtypes
 from .._tensor import Tensor, tensor_from, wrap
 from ..tensor_rules import broadcast_error
@@ -35,6 +36,14 @@ def _winner_grads(grad, a_wins, b_wins, tie):
     return formulas.zero_where(b_wins, half), formulas.zero_where(a_wins, half)
 
 
+def _winner_tangent(tangents, a, b, wins):
+    """The tangent of maximum/minimum, as PyTorch's: the winner's, the mean of both where
+    they tie (``wins``: np.greater for maximum)."""
+    ta, tb = (0 if t is None else t for t in tangents)
+    share = np.where(a == b, 0.5, wins(a, b)).astype(np.result_type(a, b), copy=False)
+    return tb + (ta - tb) * share
+
+
 class MaximumBackward0(Op):
     """``maximum(a, b)``: the larger one gets the gradient, each half of it where they tie."""
     __slots__ = ()
@@ -45,6 +54,9 @@ class MaximumBackward0(Op):
 
     def backward(self, grad, a, b):
         return _winner_grads(grad, a > b, a < b, a == b)
+
+    def jvp(self, tangents, out, a, b):
+        return _winner_tangent(tangents, constant(a), constant(b), np.greater)
 
 
 class MinimumBackward0(Op):
@@ -57,6 +69,9 @@ class MinimumBackward0(Op):
 
     def backward(self, grad, a, b):
         return _winner_grads(grad, a < b, a > b, a == b)
+
+    def jvp(self, tangents, out, a, b):
+        return _winner_tangent(tangents, constant(a), constant(b), np.less)
 
 
 class ClampBackward1(Op):
@@ -78,6 +93,8 @@ class ClampBackward1(Op):
         else:
             inside = (a >= low) & (a <= high)
         return formulas.keep_where(inside, grad)
+
+    jvp = auto_element_wise
 
 
 class ClampMinBackward0(ClampBackward1):
@@ -119,6 +136,18 @@ class ClampBackward0(Op):
         return tuple([formulas.keep_where(mask, grad) if needs else None
                       for mask, needs in zip(gets, self.needs_input_grad)])
 
+    def jvp(self, tangents, out, a, low, high):
+        a, low, high = constant(a), constant(low), constant(high)
+        if low is not None and high is not None:
+            gets = ((a >= low) & (a <= high), (a < low) & (low < high), (a > high) | (high < low))
+        elif low is not None:
+            gets = (a >= low, a < low, None)
+        else:
+            gets = (a <= high, None, a > high)
+        return tangent_sum(*[None if t is None or mask is None
+                             else formulas.keep_where(mask, spread(t, out.shape))
+                             for t, mask in zip(tangents, gets)])
+
 
 class MaskedFillBackward0(Op):
     """``a.masked_fill(mask, number)``: the gradient goes to a where the mask is False."""
@@ -130,6 +159,8 @@ class MaskedFillBackward0(Op):
 
     def backward(self, grad, mask):
         return formulas.zero_where(mask, grad)
+
+    jvp = auto_element_wise
 
 
 class MaskedFillBackward1(Op):
@@ -147,6 +178,13 @@ class MaskedFillBackward1(Op):
         return (formulas.zero_where(mask, grad) if needs_a else None,
                 formulas.keep_where(mask, grad).sum() if needs_value else None)
 
+    def jvp(self, tangents, out, a, value):
+        ta, tv = tangents
+        mask = self.dual[0]["mask"]  # (a keyword of forward)
+        return tangent_sum(
+            None if ta is None else formulas.zero_where(mask, spread(ta, out.shape)),
+            None if tv is None else formulas.keep_where(mask, spread(tv, out.shape)))
+
 
 class WhereBackward0(Op):
     """``where(condition, a, b)``: the gradient goes to a where the condition holds, to b
@@ -161,6 +199,8 @@ class WhereBackward0(Op):
         needs_a, needs_b = self.needs_input_grad
         return (formulas.keep_where(condition, grad) if needs_a else None,
                 formulas.zero_where(condition, grad) if needs_b else None)
+
+    jvp = auto_linear
 
 
 def pairwise(a, b, node_cls):

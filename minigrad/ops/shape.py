@@ -14,7 +14,8 @@ arguments that are already checked.
 import numpy as np
 
 from . import formulas
-from .op import Op
+from .op import Op, forward_mode
+from .tangents import auto_linear
 from .. import dtypes
 from .._tensor import tensor_from, wrap
 from ..tensor_rules import needs_grad
@@ -38,6 +39,8 @@ class ViewBackward0(Op):
 
     def backward(self, grad):
         return grad.reshape(self.input_shape(0))
+
+    jvp = auto_linear
 
 
 class UnsafeViewBackward0(ViewBackward0):
@@ -117,6 +120,9 @@ class ExpandBackward0(Op):
     def backward(self, grad):
         return grad
 
+    def jvp(self, tangents, out, a, *options):
+        return tangents[0]  # (Op.run broadcasts a tangent to the output's shape)
+
 
 def _permute(x, dims):
     return np.transpose(x, dims) if formulas.is_array(x) else x.permute(dims)
@@ -134,6 +140,8 @@ class PermuteBackward0(Op):
     def backward(self, grad):
         return _permute(grad, tuple(np.argsort(self.dims).tolist()))
 
+    jvp = auto_linear
+
 
 class TransposeBackward0(Op):
     """``transpose(dim0, dim1)``: swapping the two axes again undoes it."""
@@ -146,6 +154,8 @@ class TransposeBackward0(Op):
 
     def backward(self, grad):
         return grad.swapaxes(*self.dims) if grad.ndim else grad
+
+    jvp = auto_linear
 
 
 class TBackward0(Op):
@@ -163,6 +173,8 @@ class TBackward0(Op):
         if type(grad) is np.ndarray and grad.ndim == 2:  # (speed: every linear layer's weight)
             return (grad.T,)
         return Op.apply(self, grad)
+
+    jvp = auto_linear
 
 
 def _part(grad, dim, key):
@@ -187,6 +199,8 @@ class StackBackward0(Op):
         return tuple([_part(grad, self.dim, i) if needed else None
                       for i, needed in enumerate(self.needs_input_grad)])
 
+    jvp = auto_linear
+
 
 class CatBackward0(Op):
     """``cat(tensors, dim)``: each input gets its stretch of the gradient along ``dim``.
@@ -207,6 +221,20 @@ class CatBackward0(Op):
             grads.append(_part(grad, self.dim, slice(start, start + n)) if needed else None)
             start += n
         return tuple(grads)
+
+    def jvp(self, tangents, out, *inputs):
+        parts = [t if t is not None else _zeros_of(a) for t, a in zip(tangents, inputs)]
+        joined = [p for p, n in zip(parts, self.sizes) if n is not None]
+        if formulas.is_array(joined[0]):
+            return np.concatenate(joined, axis=self.dim)
+        return cat(joined, self.dim)
+
+
+def _zeros_of(a):
+    """The tangent of an input that carries none: zeros (an array, or a Tensor)."""
+    if formulas.is_array(a):
+        return np.zeros_like(a)
+    return Op.wrap(np.zeros_like(a._data))
 
 
 def _empty_like(grad):
@@ -240,7 +268,7 @@ def stack(tensors, dim=0):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     dim %= n
-    if not needs_grad(*tensors):
+    if not needs_grad(*tensors) and not forward_mode():
         return wrap(np.stack(arrays, axis=dim))
     return StackBackward0.run(tensors, *arrays, dim=dim)
 
@@ -260,7 +288,7 @@ def cat(tensors, dim=0):
     dim = wrap(joined[0])._dim(dim) if joined else 0
     joined = joined or arrays
     try:
-        if not needs_grad(*tensors):
+        if not needs_grad(*tensors) and not forward_mode():
             return wrap(np.concatenate(joined, axis=dim))
         sizes = [a.shape[dim] if a.shape != (0,) or len(joined) == len(arrays) else None
                  for a in arrays]

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import auto_element_wise
 from ..tensor_rules import check_tensor
 from .. import dtypes
 
@@ -43,6 +44,8 @@ class SoftmaxBackward0(Op):
     def backward(self, grad, out):
         return out * (grad - formulas.sum_over(grad * out, self.dims, keepdims=True))
 
+    jvp = auto_element_wise  # (its Jacobian is symmetric)
+
 
 class LogSoftmaxBackward0(Op):
     """log_softmax along ``dim``: x - logsumexp(x), so dx = grad - softmax * sum(grad), the
@@ -62,6 +65,10 @@ class LogSoftmaxBackward0(Op):
 
     def backward(self, grad, out):
         return grad - formulas.exp(out) * formulas.sum_over(grad, self.dims, keepdims=True)
+
+    def jvp(self, tangents, out, a):
+        t = tangents[0]
+        return t - formulas.sum_over(formulas.exp(out) * t, self.dims, keepdims=True)
 
 
 class LogsumexpBackward0(Op):
@@ -87,6 +94,12 @@ class LogsumexpBackward0(Op):
             grad = formulas.unsqueeze(grad, self.axes)
             out = formulas.unsqueeze(out, self.axes)
         return grad * formulas.exp(a - out)
+
+    def jvp(self, tangents, out, a, *options):
+        if not self.keepdim:
+            out = formulas.unsqueeze(out, self.axes)
+        return formulas.sum_over(tangents[0] * formulas.exp(a - out), self.axes,
+                                 keepdims=self.keepdim)
 
 
 # ------------------------------------------------------------------ functions

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from .tangents import transposed_backward
 from .reductions import evenly_distribute
 from ..tensor_rules import check_tensor
 from collections import namedtuple
@@ -53,6 +54,8 @@ class _PickBackward(Op):
             return grad
         return scatter_along(grad, indices, self.axis, self.input_shape(0))
 
+    jvp = transposed_backward
+
 
 class SortBackward0(_PickBackward):
     """sort: the values in order; each goes back to where it was."""
@@ -95,6 +98,8 @@ class MedianBackward0(Op):
 
     def backward(self, grad, a, value):
         return evenly_distribute(grad, a, value)
+
+    jvp = transposed_backward
 
 
 # ------------------------------------------------------------------ functions

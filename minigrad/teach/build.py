@@ -1,4 +1,4 @@
-"""The build track (chapters 1 to 11): the pieces of minigrad that learners write themselves.
+"""The build track (chapters 1 to 13): the pieces of minigrad that learners write themselves.
 
 Each chapter has one build exercise (its cells tagged ``build``): the learner writes the
 real piece the chapter is about, with the same shape as minigrad's own (the engine's walk,
@@ -46,7 +46,7 @@ __all__ = ["Piece", "register", "pieces", "use", "check_piece", "my_pieces", "Mi
            "attempt", "where", "show", "borrowed", "same_dtype", "passed", "piece_named",
            "own_out_of_reach", "not_defined_here"]
 
-CHAPTERS = [f"ch{n:02d}" for n in range(1, 13)]
+CHAPTERS = [f"ch{n:02d}" for n in range(1, 14)]
 
 
 class Mismatch(Exception):

@@ -22,9 +22,11 @@ from ..._tensor import Tensor
 from ...graph import AccumulateGrad
 from ..build import Mismatch, Piece, borrowed, register, same_dtype, show, where
 from ..checks import (
-    MISSING, CheckResult, all_parts, as_floats, check, keeps_random_state, one_number)
+    MISSING, CheckResult, all_parts, as_floats, check, keeps_random_state, no_answer, one_number)
+from ..predictions import Prediction
 
-__all__ = ["check_set_to_none", "check_two_paths", "check_clip_hook"]
+__all__ = ["check_set_to_none", "check_two_paths", "check_clip_hook", "SET_TO_NONE",
+           "TWO_PATHS_ONCE", "TWO_PATHS_TWICE", "lock_two_paths", "reveal_two_paths"]
 
 
 def _seed_example():
@@ -73,6 +75,75 @@ def check_two_paths(grad_once, grad_twice):
               hint="the second call computes the same gradient again, and x.grad was not "
                    "zeroed in between."),
     ])
+
+
+# ---------------------------------------------------------------- predict, then run
+# Exercises 1 and 2 of 04a are predictions: locked in before the cell that runs the
+# experiment (``Prediction.lock``), graded after it (``reveal``). ``check_set_to_none`` and
+# ``check_two_paths`` above check the same numbers given as answers.
+
+SET_TO_NONE_CHOICES = {
+    "a": "x.grad holds 12, and old_grad still holds 24",
+    "b": "x.grad holds 12, and old_grad holds 12 too",
+    "c": "x.grad holds 36, and old_grad holds 36 too",
+    "d": "x.grad holds 12, and old_grad holds 0",
+}
+
+
+def _measure_set_to_none():
+    x, z = _seed_example()
+    z.backward(retain_graph=True)
+    z.backward(retain_graph=True)
+    old = x.grad
+    x.grad = None
+    z.backward(retain_graph=True)
+    now, before = x.grad.item(), old.item()
+    letters = {(12.0, 24.0): "a", (12.0, 12.0): "b", (36.0, 36.0): "c", (12.0, 0.0): "d"}
+    return letters.get((now, before)), f"x.grad = {now:g}, old_grad = {before:g}"
+
+
+SET_TO_NONE = Prediction(
+    "Exercise 1", _measure_set_to_none, choices=SET_TO_NONE_CHOICES,
+    hint="x.grad = None makes x forget that tensor: does anything write into the old one "
+         "afterwards, and is there anything left for the next backward to add to?")
+
+
+def _measure_two_paths(which):
+    def measure():
+        x = creation.tensor([2.0], requires_grad=True)
+        y = x * x
+        z = y * 3 + x
+        z.backward(retain_graph=True)
+        once = x.grad.item()
+        z.backward(retain_graph=True)
+        twice = x.grad.item()
+        value = once if which == "once" else twice
+        return value, f"x.grad = {value:g} after {'one call' if which == 'once' else 'two calls'}"
+    return measure
+
+
+TWO_PATHS_ONCE = Prediction(
+    "Exercise 2, after one backward()", _measure_two_paths("once"),
+    hint="x reaches z along two paths, through y = x * x and directly through '+ x': find "
+         "the derivative along each; backward adds them.")
+TWO_PATHS_TWICE = Prediction(
+    "Exercise 2, after a second backward()", _measure_two_paths("twice"),
+    hint="the second call computes the same gradient again, and x.grad was not zeroed in "
+         "between.")
+
+
+def lock_two_paths(grad_once, grad_twice):
+    """Exercise 2, step 1: lock in both predictions (plain numbers) before running."""
+    if no_answer(grad_once) and no_answer(grad_twice):
+        return TWO_PATHS_ONCE.lock(grad_once)
+    results = [TWO_PATHS_ONCE.lock(grad_once), TWO_PATHS_TWICE.lock(grad_twice)]
+    return CheckResult(all(results), "\n".join(r.message for r in results))
+
+
+def reveal_two_paths():
+    """Exercise 2, step 2 (after the experiment): grade both locked predictions."""
+    results = [TWO_PATHS_ONCE.reveal(), TWO_PATHS_TWICE.reveal()]
+    return CheckResult(all(results), "\n".join(r.message for r in results))
 
 
 # ---------------------------------------------------------------- exercise 3: a hook
