@@ -12,7 +12,8 @@ The course's own tags say what each cell is, so nothing is marked by hand twice:
 - the ``check`` cell after it becomes an *autograded test* cell worth EXERCISE_POINTS, or
   BUILD_POINTS when it checks a build piece (``teach.check_piece``): it runs the same check
   through ``teach.checks.graded``, which raises (and so loses the points) when the check fails,
-  with the check's message as the feedback;
+  with the check's message as the feedback; a prediction's ``reveal()`` (``teach.predictions``)
+  is graded as the exercise whose solution cell ``lock``ed it, wherever its reveal stands;
 - every other cell is *locked* (read-only); speaker notes are left out, and stored outputs
   that would give an answer away are cleared, exactly as ``make student`` does.
 
@@ -78,9 +79,20 @@ def piece_checked(expression):
     return None
 
 
+def method_calls(source, method):
+    """The dotted names ``name`` of every ``name.method(...)`` call in source."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [ast.unparse(node.func.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == method]
+
+
 def grader_cells(cells, lecture):
     """The lecture's cells with nbgrader's roles: (cells, {grade_id: points})."""
-    out, points, exercise = [], {}, 0
+    out, points, exercise, locked_in = [], {}, 0, {}
     for index, original in enumerate(cells):
         if is_speaker_note(original):
             continue
@@ -92,13 +104,16 @@ def grader_cells(cells, lecture):
             exercise += 1
             stub = cell["metadata"].get("minigrad", {}).get("stub") or "# your code here"
             solution = "".join(cell["source"]).rstrip("\n")
+            locked_in.update((name, exercise) for name in method_calls(solution, "lock"))
             cell["source"] = f"{stub}\n### BEGIN SOLUTION\n{solution}\n### END SOLUTION\n"
             cell["metadata"].get("jupyter", {}).pop("source_hidden", None)
             metadata(cell, solution=True, grade_id=f"{lecture}-answer-{exercise}")
         elif "check" in tags:
             expression = check_expression("".join(cell["source"]))
             piece = piece_checked(expression)
-            grade_id = f"{lecture}-build-{piece}" if piece else f"{lecture}-exercise-{exercise}"
+            revealed = [locked_in[n] for n in method_calls(expression, "reveal") if n in locked_in]
+            number = revealed[0] if revealed else exercise
+            grade_id = f"{lecture}-build-{piece}" if piece else f"{lecture}-exercise-{number}"
             points[grade_id] = BUILD_POINTS if piece else EXERCISE_POINTS
             cell["source"] = ("from minigrad.teach.checks import graded\n"
                               f"graded({expression})\n")

@@ -4,7 +4,8 @@ Each cell tagged ``solution`` gets its stub instead (``metadata.minigrad.stub``,
 ``# your code here``), shown open rather than collapsed; solution and check cells lose
 their stored outputs, and so do the cells tagged ``compare-with-yours`` (a listing of
 minigrad's own piece, placed after the build's check: the learner runs it once theirs
-passes) and the cells that run the learner's pieces (``teach.use``, ``teach.my_pieces``),
+passes), the cells tagged ``experiment`` (the experiment between a prediction's lock and its
+reveal: its stored output is the answer to predict) and the cells that run the learner's pieces (``teach.use``, ``teach.my_pieces``),
 whose stored output is what the reference pieces printed. The speaker notes (cells of slide type ``notes``) are left out: they
 are written for the instructor and discuss the exercises' answers. The checks still run in
 the copy and say "no answer yet" until the learner writes one. The original notebooks are
@@ -26,9 +27,10 @@ def is_speaker_note(cell):
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
 
 
-# Cells whose stored output would give an answer away: solutions, checks (a stored ✓), and
-# listings of minigrad's own piece shown after a build's check ("compare with yours").
-CLEARED = {"solution", "check", "compare-with-yours"}
+# Cells whose stored output would give an answer away: solutions, checks (a stored ✓),
+# listings of minigrad's own piece shown after a build's check ("compare with yours"), and
+# the experiment that a prediction is locked in before (teach.predictions).
+CLEARED = {"solution", "check", "compare-with-yours", "experiment"}
 # Calls that run the learner's pieces: their stored output is what the reference pieces did
 # ("ran your op: True", "yours" for every piece), not what the learner's copy will print.
 RUNS_YOUR_PIECES = ("teach.use(", "my_pieces(")

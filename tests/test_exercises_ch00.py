@@ -1,9 +1,12 @@
 """Chapter 0's exercise checks accept the right answers and reject wrong ones."""
 
+import pytest
+
 import minigrad as mg
 from minigrad import nn, optim
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch00
+from minigrad.teach.predictions import reset_all
 
 
 def text(result):
@@ -166,3 +169,46 @@ def test_checking_does_not_move_the_random_stream():
     mg.manual_seed(0)
     ch00.check_training_step(right_step)
     assert mg.randn(3).tolist() == expected.tolist()
+
+
+# The widget: predict, then run
+
+def torch_grad_after_presses():
+    torch = pytest.importorskip("torch")
+    x = torch.tensor([2.0], requires_grad=True)
+    for _ in range(ch00.PRESSES):
+        (3 * x * x).backward()
+    return x.grad.item()
+
+
+@pytest.fixture
+def prediction():
+    reset_all()
+    yield ch00.grad_prediction
+    reset_all()
+
+
+def test_the_widgets_answer_is_pytorchs_and_the_widgets_own():
+    from minigrad.teach.stepping import accumulation_states
+    answer, shown = ch00.grad_prediction.measure()
+    assert answer == torch_grad_after_presses()
+    assert answer == accumulation_states(("backward",) * ch00.PRESSES)[-1]
+    assert "12" in shown
+
+
+def test_the_right_number_locked_before_the_presses_passes(prediction):
+    assert prediction.lock(torch_grad_after_presses())
+    assert prediction.reveal()
+
+
+@pytest.mark.parametrize("wrong", [12, 12.0, 6, 0])
+def test_a_prediction_that_forgets_accumulation_is_told_where_to_look(prediction, wrong):
+    assert prediction.lock(wrong)
+    result = prediction.reveal()
+    assert not result and "keep what it held" in result.message
+
+
+@pytest.mark.parametrize("computed", [mg.tensor(36.0), mg.tensor([36.0]), None, "36"])
+def test_a_computed_or_missing_number_is_not_locked(prediction, computed):
+    assert not prediction.lock(computed)
+    assert prediction.locked is None

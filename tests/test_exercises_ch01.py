@@ -166,3 +166,42 @@ def test_best_step_missing_answer():
     for answer in (None, MISSING):
         result = ch01.check_best_step(answer)
         assert not result and "no answer yet" in repr(result)
+
+
+# ----------------------------------------------------------------- 01b's prediction: h = 1e-15
+
+@pytest.fixture
+def tiny_step():
+    ch01.tiny_step_prediction.reset()
+    yield ch01.tiny_step_prediction
+    ch01.tiny_step_prediction.reset()
+
+
+def measured_tiny_step_letter():
+    """The error at h = 1e-15 against h = 0.1, computed with numpy float64 here."""
+    def error(h):
+        x = np.float64(2.0)
+        f = lambda v: v ** 3 / 3 - v  # noqa: E731
+        return abs((f(x + h) - f(x)) / h - 3)
+    return "c" if error(1e-15) > error(0.1) else "a" if error(1e-15) < 1e-10 else "b"
+
+
+def test_tiny_step_prediction_measures_the_error(tiny_step):
+    assert tiny_step.measure()[0] == measured_tiny_step_letter()
+    assert tiny_step.lock(measured_tiny_step_letter())
+    assert tiny_step.reveal()
+
+
+def test_tiny_step_prediction_wrong_letters_get_the_hint_not_the_answer(tiny_step):
+    answer = measured_tiny_step_letter()
+    for wrong in set(ch01.TINY_STEP_CHOICES) - {answer}:
+        tiny_step.reset()
+        assert tiny_step.lock(wrong)
+        result = tiny_step.reveal()
+        assert not result and "16 digits" in result.message
+        assert f"({answer})" not in result.message
+
+
+def test_tiny_step_prediction_refuses_a_number(tiny_step):
+    assert not tiny_step.lock(0.34)
+    assert tiny_step.locked is None

@@ -446,3 +446,43 @@ def test_side_by_side_without_dot_shows_the_text(monkeypatch):
     bundle = shown._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
     assert "apt-get install graphviz" in bundle["text/plain"]
+
+
+# ---------------------------------------------------------------- 02a's prediction: one node per leaf
+
+@pytest.fixture
+def leaf_node():
+    ch02.leaf_node_prediction.reset()
+    yield ch02.leaf_node_prediction
+    ch02.leaf_node_prediction.reset()
+
+
+def torch_leaf_node_letter():
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(2.0, requires_grad=True)
+    (first, _), (second, _) = (x * x).grad_fn.next_functions
+    assert type(first).__name__ == "AccumulateGrad"
+    return "b" if first is second else "a"
+
+
+def test_leaf_node_prediction_measures_what_pytorch_does(leaf_node):
+    assert leaf_node.measure()[0] == torch_leaf_node_letter()
+    assert leaf_node.lock(torch_leaf_node_letter())
+    assert leaf_node.reveal()
+
+
+def test_leaf_node_prediction_wrong_letters_get_the_hint(leaf_node):
+    answer = torch_leaf_node_letter()
+    for wrong in set(ch02.LEAF_NODE_CHOICES) - {answer}:
+        leaf_node.reset()
+        assert leaf_node.lock(wrong)
+        result = leaf_node.reveal()
+        assert not result and "how many leaves" in result.message
+
+
+def test_leaf_node_prediction_refuses_a_node_or_a_boolean(leaf_node):
+    x = mg.tensor(2.0, requires_grad=True)
+    first = (x * x).grad_fn.next_functions[0][0]
+    assert not leaf_node.lock(first)
+    assert not leaf_node.lock(True)
+    assert leaf_node.locked is None

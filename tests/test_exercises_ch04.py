@@ -246,3 +246,49 @@ def test_two_paths_refuses_computed_and_missing_predictions(fresh):
     import minigrad as mg
     assert not ch04.lock_two_paths(None, None)
     assert not ch04.lock_two_paths(mg.tensor(13.0), 26)
+# ---------------------------------------------------------------- exercise 3's prediction
+
+def torch_clipped_grad():
+    """Exercise 3 run on PyTorch: w.grad[1] after the two clipped backward calls."""
+    torch = pytest.importorskip("torch")
+    w = torch.tensor(ch04.HOOK_QUIZ_VALUES, requires_grad=True)
+    loss = (w ** 3 - 4 * w).sum()
+    handle = w.register_hook(lambda grad: grad.clamp(-ch04.HOOK_CLIP, ch04.HOOK_CLIP))
+    loss.backward(retain_graph=True)
+    loss.backward(retain_graph=True)
+    handle.remove()
+    return w.grad[1].item()
+
+
+@pytest.fixture
+def clip_prediction():
+    ch04.clip_prediction.reset()
+    yield ch04.clip_prediction
+    ch04.clip_prediction.reset()
+
+
+def test_clip_prediction_measures_what_pytorch_gives():
+    assert ch04.clip_prediction.measure()[0] == torch_clipped_grad()
+
+
+def test_clip_prediction_right_number_locked_first(clip_prediction):
+    assert clip_prediction.lock(torch_clipped_grad())
+    assert clip_prediction.reveal()
+
+
+@pytest.mark.parametrize("wrong, words", [
+    (16, "what the hook returns"), (2, "is the sum clipped"), (8, "follow one call"),
+    (-4, "gradient of w ** 3"),
+])
+def test_clip_prediction_names_the_mistake_without_the_answer(clip_prediction, wrong, words):
+    locked = clip_prediction.lock(wrong)
+    assert locked
+    result = clip_prediction.reveal()
+    assert not result and words in result.message
+
+
+def test_clip_prediction_refuses_w_grad_itself(clip_prediction):
+    w = mg.tensor(ch04.HOOK_QUIZ_VALUES, requires_grad=True)
+    (w ** 3 - 4 * w).sum().backward()
+    assert not clip_prediction.lock(w.grad[1])
+    assert clip_prediction.locked is None

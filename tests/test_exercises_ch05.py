@@ -11,31 +11,56 @@ from minigrad.teach.exercises import ch05
 
 # ------------------------------------------------------------------ exercise 1
 
-@pytest.mark.parametrize("answer", [(2, 4, 3), [2, 4, 3], mg.Size([2, 4, 3]),
-                                    np.array([2, 4, 3])])
-def test_broadcast_shape_accepts_the_shape(answer):
-    result = ch05.check_broadcast_shape(answer)
+@pytest.fixture
+def prediction():
+    """Exercise 1 as a fresh kernel finds it: nothing locked, nothing revealed."""
+    ch05.broadcast_prediction.reset()
+    yield ch05.broadcast_prediction
+    ch05.broadcast_prediction.reset()
+
+
+def test_broadcast_shape_is_what_numpy_and_torch_say():
+    expected = np.broadcast_shapes(*ch05.BROADCAST_SHAPES)
+    assert ch05.broadcast_prediction.measure()[0] == expected
+    torch = pytest.importorskip("torch")
+    assert tuple((torch.ones(2, 1, 3) + torch.ones(4, 1)).shape) == expected
+
+
+@pytest.mark.parametrize("answer", [(2, 4, 3), [2, 4, 3]])
+def test_the_right_shape_locked_first_is_right(prediction, answer):
+    assert prediction.lock(answer)
+    result = prediction.reveal()
     assert result and repr(result).startswith("✓")
 
 
-def test_broadcast_shape_is_what_numpy_says():
-    assert np.broadcast_shapes(*ch05.BROADCAST_SHAPES) == (2, 4, 3)
+@pytest.mark.parametrize("answer, words", [
+    ((2, 1, 3), ["aligned on the right"]), ((2, 3, 4), ["aligned on the right"]),
+    ((4, 2, 3), ["aligned on the right"]), ((4, 3), ["2 dimensions", "longer"]),
+    ((8, 3), ["2 dimensions"]), ((2, 4, 1, 3), ["4 dimensions"]),
+])
+def test_a_wrong_shape_gets_the_hint_of_its_mistake_and_not_the_answer_before_the_lock(
+        prediction, answer, words):
+    locked = prediction.lock(answer)
+    assert locked and "(2, 4, 3)" not in locked.message
+    result = prediction.reveal()
+    assert not result and repr(result).startswith("✗")
+    for word in words:
+        assert word in result.message
 
 
-@pytest.mark.parametrize("answer", [(2, 1, 3), (4, 3), (2, 3, 4), (8, 3), (4, 2, 3)])
-def test_broadcast_shape_rejects_wrong_shapes(answer):
-    result = ch05.check_broadcast_shape(answer)
-    assert not result and repr(result).startswith("✗") and "Hint" in result.message
+@pytest.mark.parametrize("answer", [None, MISSING, ..., "2, 4, 3", 7, mg.ones(2, 4, 3),
+                                    mg.Size([2, 4, 3]), np.array([2, 4, 3]),
+                                    (mg.ones(2, 1, 3) + mg.ones(4, 1)).shape])
+def test_computed_shapes_and_non_answers_are_refused_without_raising(prediction, answer):
+    result = prediction.lock(answer)
+    assert not result and prediction.locked is None
 
 
-@pytest.mark.parametrize("answer", [None, MISSING, ..., "2, 4, 3", 7, mg.ones(2, 4, 3)])
-def test_broadcast_shape_rejects_non_answers_without_raising(answer):
-    assert not ch05.check_broadcast_shape(answer)
-
-
-def test_broadcast_shape_hint_does_not_give_the_answer():
-    for answer in [(2, 1, 3), (4, 3)]:
-        assert "(2, 4, 3)" not in ch05.check_broadcast_shape(answer).message
+def test_a_shape_changed_after_the_sum_was_revealed_does_not_count(prediction):
+    assert prediction.lock((4, 3))
+    assert not prediction.reveal()
+    assert not prediction.lock((2, 4, 3))
+    assert not prediction.reveal()
 
 
 # ------------------------------------------------------------------ exercise 2
@@ -151,3 +176,41 @@ def test_vjp_notebook_states_the_checked_numbers():
     assert ch05.VJP_M == [[2.0, 0.0, 1.0], [1.0, 3.0, 0.0], [0.0, -1.0, 1.0]]
     assert "[1., 2., -1.]" in text and ch05.VJP_X == [1.0, 2.0, -1.0]
     assert "y[0] - 2 * y[2]" in text and ch05.VJP_V == [1.0, 0.0, -2.0]
+
+
+# ------------------------------------------------------------------ 05b's prediction: b.grad[0]
+
+@pytest.fixture
+def bias_grad():
+    ch05.bias_grad_prediction.reset()
+    yield ch05.bias_grad_prediction
+    ch05.bias_grad_prediction.reset()
+
+
+def torch_bias_grad():
+    torch = pytest.importorskip("torch")
+    b = torch.tensor([1., 2., 3.], requires_grad=True)
+    (torch.tensor(ch05.BIAS_WEIGHTS) * (torch.tensor(ch05.BIAS_X) + b)).sum().backward()
+    return b.grad[0].item()
+
+
+def test_bias_grad_prediction_measures_pytorchs_gradient(bias_grad):
+    assert bias_grad.measure()[0] == torch_bias_grad()
+    assert bias_grad.lock(torch_bias_grad())
+    assert bias_grad.reveal()
+
+
+@pytest.mark.parametrize("wrong, words", [(4, "passes back its weight"), (3, "down that column"),
+                                          (1, "used once in every row")])
+def test_bias_grad_prediction_names_the_mistake(bias_grad, wrong, words):
+    assert bias_grad.lock(wrong)
+    result = bias_grad.reveal()
+    assert not result and words in result.message
+
+
+def test_bias_grad_prediction_refuses_the_gradient_itself(bias_grad):
+    b = mg.tensor([1., 2., 3.], requires_grad=True)
+    (mg.tensor(ch05.BIAS_WEIGHTS) * (mg.tensor(ch05.BIAS_X) + b)).sum().backward()
+    assert not bias_grad.lock(b.grad[0])
+    assert not bias_grad.lock(b.grad.numpy()[0])
+    assert bias_grad.locked is None

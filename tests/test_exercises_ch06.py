@@ -1,5 +1,8 @@
 """Chapter 6's exercise checks accept the right answers and reject wrong ones, without raising."""
 
+import numpy as np
+import pytest
+
 import minigrad as mg
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch06
@@ -57,25 +60,42 @@ def test_registered_parameters_without_an_answer():
 
 # ---------------------------------------------------------------- exercise 2: parameter count
 
-def test_parameter_count_accepts_the_count():
-    assert ch06.check_parameter_count((3 * 8 + 8) + (8 * 8 + 8) + (8 * 1 + 1))
-    assert ch06.check_parameter_count(113.0)
-    assert ch06.check_parameter_count(mg.tensor(113))
+@pytest.fixture
+def count():
+    ch06.count_prediction.reset()
+    yield ch06.count_prediction
+    ch06.count_prediction.reset()
 
 
-def test_parameter_count_rejects_wrong_counts_with_a_hint():
-    weights_only = ch06.check_parameter_count(3 * 8 + 8 * 8 + 8 * 1)
-    assert not weights_only and "bias" in weights_only.message
-    off_by_one = ch06.check_parameter_count(112)
-    assert not off_by_one and "Hint" in off_by_one.message
-    assert "113" not in off_by_one.message  # the hint does not give the answer away
+def test_parameter_count_is_pytorchs():
+    torch = pytest.importorskip("torch")
+    tnn = torch.nn
+    net = tnn.Sequential(tnn.Linear(3, 8), tnn.Tanh(), tnn.Linear(8, 8), tnn.Tanh(), tnn.Linear(8, 1))
+    assert ch06.count_prediction.measure()[0] == sum(p.numel() for p in net.parameters())
 
 
-def test_parameter_count_without_an_answer_or_with_nonsense():
-    for answer in (None, MISSING, ...):
-        result = ch06.check_parameter_count(answer)
-        assert not result and "no answer yet" in result.message
-    assert not ch06.check_parameter_count("113 parameters")
+@pytest.mark.parametrize("written", [(3 * 8 + 8) + (8 * 8 + 8) + (8 * 1 + 1), 113.0])
+def test_parameter_count_locked_first_is_right(count, written):
+    assert count.lock(written)
+    assert count.reveal()
+
+
+def test_parameter_count_wrong_counts_get_a_hint_not_the_answer(count):
+    assert count.lock(3 * 8 + 8 * 8 + 8 * 1)
+    weights_only = count.reveal()
+    assert not weights_only and "bias" in weights_only.message and "weight matrices" in weights_only.message
+    count.reset()
+    assert count.lock(112)
+    off_by_one = count.reveal()
+    assert not off_by_one and "Hint" in off_by_one.message and "weight matrices" not in off_by_one.message
+
+
+@pytest.mark.parametrize("answer", [None, MISSING, ..., "113 parameters", mg.tensor(113),
+                                    sum(p.numel() for p in ch06.exercise_mlp().parameters())
+                                    * np.int64(1)])
+def test_parameter_count_refuses_no_answer_and_computed_counts(count, answer):
+    assert not count.lock(answer)
+    assert count.locked is None
 
 
 # ---------------------------------------------------------------- exercise 3: names
@@ -107,7 +127,9 @@ def test_checks_leave_the_default_random_stream_alone():
     mg.manual_seed(0)
     expected = mg.randn(3)
     mg.manual_seed(0)
-    ch06.check_parameter_count(113)
+    ch06.count_prediction.lock(113)
+    ch06.count_prediction.reveal()
+    ch06.count_prediction.reset()
     ch06.check_parameter_names(RIGHT_NAMES)
     ch06.check_registered_parameters(REGISTERED)
     assert mg.randn(3).tolist() == expected.tolist()

@@ -137,3 +137,68 @@ def test_soft_target_gradient_wrong_or_missing():
         result = ch07.check_soft_target_gradient(answer)
         assert not result
         assert hint in repr(result), (hint, repr(result))
+
+
+# ---------------------------------------------------------------- predictions, 07a and 07b
+
+@pytest.fixture
+def fresh():
+    ch07.mse_grad_prediction.reset()
+    ch07.log_prediction.reset()
+    yield
+    ch07.mse_grad_prediction.reset()
+    ch07.log_prediction.reset()
+
+
+def torch_mse_grad():
+    torch = pytest.importorskip("torch")
+    pred = torch.tensor(ch07.GRAD_PRED, requires_grad=True)
+    torch.nn.MSELoss()(pred, torch.tensor(ch07.GRAD_TARGET)).backward()
+    return pred.grad[2].item()
+
+
+def test_mse_grad_prediction_measures_pytorchs_gradient():
+    assert abs(ch07.mse_grad_prediction.measure()[0] - torch_mse_grad()) < 1e-6
+
+
+@pytest.mark.parametrize("written", [2 / 3, 0.67, 0.667])
+def test_mse_grad_prediction_accepts_two_decimals(fresh, written):
+    assert ch07.mse_grad_prediction.lock(written)
+    assert ch07.mse_grad_prediction.reveal()
+
+
+@pytest.mark.parametrize("wrong, words", [(2, "divided by n"), (1 / 3, "factor 2"),
+                                          (-2 / 3, "sign"), (0.5, "third entry")])
+def test_mse_grad_prediction_names_the_mistake(fresh, wrong, words):
+    assert ch07.mse_grad_prediction.lock(wrong)
+    result = ch07.mse_grad_prediction.reveal()
+    assert not result and words in result.message
+
+
+def test_mse_grad_prediction_refuses_the_gradient_itself(fresh):
+    pred = mg.tensor(ch07.GRAD_PRED, requires_grad=True)
+    nn.MSELoss()(pred, mg.tensor(ch07.GRAD_TARGET)).backward()
+    assert not ch07.mse_grad_prediction.lock(pred.grad[2])
+    assert not ch07.mse_grad_prediction.lock(pred.grad[2].item() * np.float32(1))
+
+
+def torch_log_letter():
+    torch = pytest.importorskip("torch")
+    value = torch.tensor(ch07.FAR_LOGITS).softmax(dim=0).log()[1].item()
+    return "c" if value != value else "b" if value == float("-inf") else "a"
+
+
+def test_log_prediction_measures_what_pytorch_gives(fresh):
+    assert ch07.log_prediction.measure()[0] == torch_log_letter()
+    assert ch07.log_prediction.lock(torch_log_letter())
+    assert ch07.log_prediction.reveal()
+
+
+def test_log_prediction_wrong_letters_get_the_hint_not_the_answer(fresh):
+    answer = torch_log_letter()
+    for wrong in set(ch07.LOG_CHOICES) - {answer}:
+        ch07.log_prediction.reset()
+        assert ch07.log_prediction.lock(wrong)
+        result = ch07.log_prediction.reveal()
+        assert not result and "smallest positive float32" in result.message
+        assert f"({answer})" not in result.message

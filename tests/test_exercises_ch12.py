@@ -11,13 +11,15 @@ import minigrad as mg
 from minigrad import nn
 from minigrad.teach.checks import MISSING
 from minigrad.teach.exercises import ch12
+from minigrad.teach.predictions import Prediction, reset_all
 
 
 @pytest.fixture(autouse=True)
-def fresh_predictions(monkeypatch):
+def fresh_predictions():
     """Each test starts as a fresh kernel does: nothing locked in, nothing revealed."""
-    monkeypatch.setattr(ch12, "_LOCKED", {})
-    monkeypatch.setattr(ch12, "_REVEALED", set())
+    reset_all()
+    yield
+    reset_all()
 
 
 # ----------------------------------------------------------- exercise 1: predict, then run
@@ -36,10 +38,15 @@ def measured_letter():
     return "b" if stds[-1] < stds[0] / 3 else "c" if stds[-1] > 3 * stds[0] else "a"
 
 
+def test_exercise_1_is_a_prediction_of_the_shared_mechanism():
+    assert isinstance(ch12.depth_prediction, Prediction)
+    assert ch12.depth_prediction.choices == ch12.DEPTH_CHOICES
+
+
 def test_the_right_prediction_locked_first_is_right():
     answer = measured_letter()
-    assert ch12.lock_depth_prediction(answer)
-    result = ch12.reveal_depth()
+    assert ch12.depth_prediction.lock(answer)
+    result = ch12.depth_prediction.reveal()
     assert result and f"({answer}) was right" in result.message
 
 
@@ -47,54 +54,54 @@ def test_the_right_prediction_locked_first_is_right():
 def test_a_letter_may_be_written_loosely(written):
     if measured_letter() != "b":
         pytest.skip("the network's measurement changed")
-    assert ch12.lock_depth_prediction(written)
-    assert ch12.reveal_depth()
+    assert ch12.depth_prediction.lock(written)
+    assert ch12.depth_prediction.reveal()
 
 
 def test_a_wrong_prediction_is_told_so_without_the_letter():
     answer = measured_letter()
     wrong = next(letter for letter in ch12.DEPTH_CHOICES if letter != answer)
-    assert ch12.lock_depth_prediction(wrong)
-    result = ch12.reveal_depth()
+    assert ch12.depth_prediction.lock(wrong)
+    result = ch12.depth_prediction.reveal()
     assert not result and "says otherwise" in result.message
-    assert f"({answer})" not in result.message
+    assert f"({answer})" not in result.message and "Look at the chart" in result.message
 
 
 def test_a_reveal_without_a_locked_prediction_does_not_count():
-    result = ch12.reveal_depth()
+    result = ch12.depth_prediction.reveal()
     assert not result and "no prediction was locked in" in result.message
 
 
 def test_a_prediction_changed_after_the_reveal_is_refused_and_the_first_one_stays():
     answer = measured_letter()
     wrong = next(letter for letter in ch12.DEPTH_CHOICES if letter != answer)
-    ch12.lock_depth_prediction(wrong)
-    ch12.reveal_depth()
-    result = ch12.lock_depth_prediction(answer)
+    ch12.depth_prediction.lock(wrong)
+    ch12.depth_prediction.reveal()
+    result = ch12.depth_prediction.lock(answer)
     assert not result and f"stays ({wrong})" in result.message
-    assert not ch12.reveal_depth()
+    assert not ch12.depth_prediction.reveal()
 
 
 def test_a_prediction_made_only_after_the_reveal_does_not_count():
-    ch12.reveal_depth()
-    result = ch12.lock_depth_prediction(measured_letter())
+    ch12.depth_prediction.reveal()
+    result = ch12.depth_prediction.lock(measured_letter())
     assert not result and "no prediction counts now" in result.message
 
 
 def test_relocking_the_same_prediction_after_the_reveal_is_fine():
     answer = measured_letter()
-    ch12.lock_depth_prediction(answer)
-    ch12.reveal_depth()
-    assert ch12.lock_depth_prediction(answer)
+    ch12.depth_prediction.lock(answer)
+    ch12.depth_prediction.reveal()
+    assert ch12.depth_prediction.lock(answer)
 
 
 @pytest.mark.parametrize("answer, words", [
     (None, ["no prediction yet"]), (MISSING, ["no prediction yet"]),
     ("d", ["not one of the choices"]), (2, ["not one of the choices"]),
-    ("shrinks", ["not one of the choices"]),
+    ("shrinks", ["not one of the choices"]), (mg.tensor(0.03), ["not one of the choices"]),
 ])
 def test_a_prediction_that_is_not_a_letter_is_refused(answer, words):
-    result = ch12.lock_depth_prediction(answer)
+    result = ch12.depth_prediction.lock(answer)
     assert not result
     for word in words:
         assert word in result.message
@@ -102,7 +109,7 @@ def test_a_prediction_that_is_not_a_letter_is_refused(answer, words):
 
 def test_the_reveal_leaves_the_random_stream_alone():
     state = mg.default_generator.get_state()
-    ch12.reveal_depth()
+    ch12.depth_prediction.reveal()
     assert mg.default_generator.get_state() == state
 
 
@@ -235,3 +242,4 @@ def test_the_data_is_seeded_and_about_half_each():
     assert np.array_equal(x1.numpy(), x2.numpy()) and np.array_equal(y1.numpy(), y2.numpy())
     assert x1.dtype == mg.float32 and y1.dtype == mg.int64
     assert 0.35 < y1.float().mean().item() < 0.65
+

@@ -71,3 +71,55 @@ def test_a_number_within_tolerance_passes_and_reset_all_forgets():
     assert p.reveal()
     reset_all()
     assert p.locked is None and not p.revealed
+
+
+def shape(answer=(2, 4, 3)):
+    return Prediction("Exercise 1", lambda: (mg.ones(answer).shape, "measured"), shape=True,
+                      hint=lambda predicted, true: ("Count the dimensions."
+                                                    if len(predicted) != len(true) else None))
+
+
+def test_a_shape_written_by_hand_is_locked_and_compared_with_the_size():
+    p = shape()
+    assert p.lock((2, 4, 3))
+    assert p.reveal()
+    q = shape()
+    assert q.lock([2, 4, 3])
+    assert q.reveal()
+
+
+@pytest.mark.parametrize("computed", [mg.ones(2, 4, 3).shape, mg.ones(2, 4, 3).size(),
+                                      np.ones((2, 4, 3)).shape[:1] + (np.int64(4), 3),
+                                      "(2, 4, 3)", mg.ones(2, 4, 3), (2.0, 4, 3), (-1, 4)])
+def test_a_shape_prediction_refuses_computed_or_malformed_shapes(computed):
+    result = shape().lock(computed)
+    assert not result and "(5, 6, 7)" in result.message
+
+
+def test_a_hint_function_names_the_mistake_of_that_prediction():
+    p = shape()
+    assert p.lock((4, 3))
+    wrong_length = p.reveal()
+    assert not wrong_length and "Count the dimensions." in wrong_length.message
+    q = shape()
+    assert q.lock((2, 1, 3))
+    wrong_size = q.reveal()
+    assert not wrong_size and "Count" not in wrong_size.message
+
+
+def test_a_prediction_is_a_choice_or_a_shape_not_both():
+    with pytest.raises(ValueError):
+        Prediction("Exercise 1", lambda: ("a", ""), choices={"a": "x"}, shape=True)
+
+
+def test_measure_leaves_the_default_generator_as_it_found_it():
+    def measure():
+        return mg.randn(3).shape, "drew three numbers"
+
+    p = Prediction("Exercise 1", measure, shape=True)
+    mg.manual_seed(5)
+    expected = mg.rand(2).tolist()
+    mg.manual_seed(5)
+    p.lock((3,))
+    assert p.reveal()
+    assert mg.rand(2).tolist() == expected

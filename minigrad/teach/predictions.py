@@ -1,24 +1,30 @@
-"""Predict, then run (every chapter with a prediction exercise).
+"""Predict, then run: the one mechanism of every prediction exercise of the course (chapter
+0 introduces it with the accumulation widget; the later chapters use it).
 
 A prediction teaches only if it is made before the answer is seen. A ``Prediction`` is
-an exercise in two cells:
+an exercise in two cells, with the experiment between them:
 
 1. ``lock(answer)``: the learner writes what they expect (one letter of a multiple choice,
-   or a plain number) and runs the cell. It is kept. Anything computed (a Tensor, a numpy
-   value, a function) is refused: the point is to think, not to run the code.
+   a plain number, or a shape written as a tuple of sizes) and runs the cell. It is kept.
+   Anything computed (a Tensor, a numpy value, a ``Size``, a function) is refused: the
+   point is to think, not to run the code.
 2. ``reveal()``: in the cell after the experiment. It measures the true answer (with its
    ``measure`` function, never from the learner's variables) and compares it with the
    locked prediction. From then on the answer counts as shown: a new ``lock`` is refused,
    the first prediction stays what was graded.
 
-Each lecture's exercise module creates its ``Prediction`` objects; ``reset_all()`` forgets
-every lock (a fresh kernel does the same), for tests.
+Each lecture's exercise module creates its ``Prediction`` objects next to the exercise they
+belong to; ``reset_all()`` forgets every lock
+(a fresh kernel does the same), for tests. In a notebook the lock is a cell tagged
+``solution`` whose stub is ``...lock(None)``, the experiment follows, and the reveal is a
+cell tagged ``check``; ``tests/test_predictions_course.py`` keeps that order in every
+lecture.
 """
 
 import math
 import numbers
 
-from .checks import CheckResult, no_answer
+from .checks import CheckResult, keeps_random_state, no_answer
 
 __all__ = ["Prediction", "reset_all"]
 
@@ -33,13 +39,18 @@ class Prediction:
     or a number) and a short text of what was measured, for the reveal's message.
     ``choices``: ``{letter: statement}`` for a multiple choice; None for a number.
     ``tol``: relative tolerance for a number (default 1e-6).
-    ``hint``: one sentence for a wrong prediction that points where to look, without the
-    answer.
+    ``hint``: for a wrong prediction, one sentence that points where to look, without the
+    answer; or a function ``hint(predicted, answer)`` that returns it (or None), to name
+    the mistake that a particular wrong prediction shows.
+    ``shape``: True when the prediction is a shape, a tuple of sizes written by hand.
+    ``measure`` may draw random numbers: the default generator is put back afterwards.
     """
 
-    def __init__(self, title, measure, choices=None, tol=1e-6, hint=None):
+    def __init__(self, title, measure, choices=None, tol=1e-6, hint=None, shape=False):
+        if choices and shape:
+            raise ValueError("a Prediction is a multiple choice or a shape, not both")
         self.title, self.measure, self.choices = title, measure, choices
-        self.tol, self.hint = tol, hint
+        self.tol, self.hint, self.shape = tol, hint, shape
         self.locked = None
         self.revealed = False
         _ALL.append(self)
@@ -61,7 +72,7 @@ class Prediction:
         if problem:
             return CheckResult(False, f"{self.title}: {problem}")
         if self.revealed and self.locked != value:
-            kept = (f"your locked prediction stays ({self._show(self.locked)})"
+            kept = (f"your locked prediction stays {self._quoted(self.locked)}"
                     if self.locked is not None else "no prediction counts now")
             return CheckResult(False, f"{self.title}: the answer has been shown already, so a "
                                       f"new prediction cannot count: {kept}. Predict first, "
@@ -75,6 +86,8 @@ class Prediction:
         if self.choices:
             letters = ", ".join(f'"{c}"' for c in self.choices)
             return f"Write one letter ({letters}, as a string)"
+        if self.shape:
+            return "Write the shape you expect as a tuple of sizes, like (5, 6, 7)"
         return "Write the number you expect (a plain number, not code that computes it)"
 
     def _read(self, prediction):
@@ -86,6 +99,8 @@ class Prediction:
             if letter not in self.choices:
                 return None, f"{prediction!r} is not one of the choices. {self._how()}."
             return letter, None
+        if self.shape:
+            return self._read_shape(prediction)
         if isinstance(prediction, bool) or not isinstance(prediction, (int, float)) \
                 or type(prediction).__module__ != "builtins":
             kind = type(prediction).__name__
@@ -96,9 +111,27 @@ class Prediction:
             return None, f"{prediction!r} is not a finite number. {self._how()}."
         return float(prediction), None
 
+    def _read_shape(self, prediction):
+        """A shape written by hand: a plain tuple (or list) of plain ints."""
+        if type(prediction) not in (tuple, list):
+            kind = type(prediction).__name__
+            computed = (" (a shape read from a tensor answers by running the code, not by "
+                        "predicting)" if isinstance(prediction, tuple) else "")
+            return None, f"a {kind} is not a shape written by hand{computed}. {self._how()}."
+        if not all(type(n) is int and n >= 0 for n in prediction):
+            return None, (f"{prediction!r}: each size is a whole number of 0 or more. "
+                          f"{self._how()}.")
+        return tuple(prediction), None
+
+    def _quoted(self, value):
+        """The prediction in a sentence: "(b)", "(36)", or a shape as it is written."""
+        return self._show(value) if self.shape else f"({self._show(value)})"
+
     def _show(self, value):
         if self.choices:
             return str(value)
+        if self.shape:
+            return str(tuple(value))
         return f"{value:g}"
 
     # ------------------------------------------------------------------ step 2: reveal
@@ -106,7 +139,7 @@ class Prediction:
     def reveal(self):
         """Measure the answer, compare it with the locked prediction; the answer counts as
         shown from now on."""
-        answer, shown = self.measure()
+        answer, shown = keeps_random_state(self.measure)()
         self.revealed = True
         if self.locked is None:
             return CheckResult(False, f"{self.title}: no prediction was locked in before this "
@@ -115,16 +148,19 @@ class Prediction:
                                       "teaches nothing.")
         if self._agrees(self.locked, answer):
             return CheckResult(True, f"{self.title}: your prediction "
-                                     f"({self._show(self.locked)}) was right ({shown}).")
+                                     f"{self._quoted(self.locked)} was right ({shown}).")
         said = (f"({self.locked}) {self.choices[self.locked]}" if self.choices
                 else self._show(self.locked))
-        hint = f" {self.hint}" if self.hint else ""
+        hint = self.hint(self.locked, answer) if callable(self.hint) else self.hint
+        hint = f" {hint}" if hint else ""
         return CheckResult(False, f"{self.title}: you predicted {said}; the experiment says "
                                   f"otherwise ({shown}).{hint}")
 
     def _agrees(self, locked, answer):
         if self.choices:
             return locked == answer
+        if self.shape:
+            return locked == tuple(answer)
         if not isinstance(answer, numbers.Real):
             answer = float(answer)
         return math.isclose(locked, answer, rel_tol=self.tol, abs_tol=self.tol)

@@ -1,7 +1,10 @@
-"""Chapter 0 exercises: a first tensor, a first prediction, a first training step.
+"""Chapter 0 exercises (``notebooks/00_welcome.ipynb``): a first prediction locked in before
+the widget shows the answer (``grad_prediction``), a first tensor, a first model output, a
+first training step.
 
-Each function takes the learner's answer, works out the right one itself with minigrad and
-returns a ``CheckResult`` (it prints ✓ or ✗ with a hint and never raises).
+Each check takes the learner's answer, works out the right one itself with minigrad and
+returns a ``CheckResult`` (it prints ✓ or ✗ with a hint and never raises). The prediction is
+a ``teach.predictions.Prediction``: ``lock`` the number first, press the widget, ``reveal``.
 """
 
 from ... import creation, nn, optim
@@ -9,8 +12,35 @@ from ...graph import no_grad
 from ...random import default_generator
 from ..._tensor import Tensor
 from ..checks import CheckResult, check, no_answer, not_a_function
+from ..predictions import Prediction
 
-__all__ = ["check_product", "check_prediction", "check_training_step"]
+__all__ = ["check_product", "check_prediction", "check_training_step", "grad_prediction",
+           "PRESSES"]
+
+
+# ------------------------------------------------------------------ the widget: predict, then run
+
+PRESSES = 3  # the widget's button "z = 3*x*x; z.backward()", pressed this many times
+
+
+def _grad_after_presses():
+    """x.grad after PRESSES times ``z = 3 * x * x; z.backward()`` at x = 2, measured."""
+    x = creation.tensor([2.0], requires_grad=True)
+    seen = []
+    for _ in range(PRESSES):
+        z = 3 * x * x
+        z.backward()
+        seen.append(f"{x.grad.item():g}")
+    return x.grad.item(), f"x.grad went {', '.join(seen)}"
+
+
+grad_prediction = Prediction(
+    "x.grad after three presses", _grad_after_presses,
+    hint="Each press runs backward() once more on a new z: does .grad start again from "
+         "nothing, or keep what it held? Remember the presses cell above.")
+"""The widget of section 2: what ``x.grad`` holds after three presses of its backward
+button, locked in as a number before pressing."""
+
 
 
 def check_product(product):

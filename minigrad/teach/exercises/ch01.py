@@ -1,5 +1,7 @@
 """Checks for chapter 01 · Derivatives (``notebooks/01a_derivatives_by_hand.ipynb``, exercises
-1 and 2, and ``notebooks/01b_exact_derivatives.ipynb``, exercise 3 and the build).
+1 and 2, and ``notebooks/01b_exact_derivatives.ipynb``, a prediction, exercise 3 and the
+build). 01b's prediction, ``tiny_step_prediction``, is a ``teach.predictions.Prediction``:
+the forward difference's error at h = 1e-15, locked in before section 5 measures it.
 
 Each function takes the learner's answer, works out the right one itself (with plain
 float64 arithmetic or with minigrad's autograd) and returns a ``CheckResult``.
@@ -21,10 +23,11 @@ from ... import creation, dtypes
 from ...autograd.functional import jvp
 from ..build import Mismatch, Piece, attempt, register, same_dtype, where
 from ..checks import MISSING, CheckResult, check, check_function, keeps_random_state
+from ..predictions import Prediction
 
 __all__ = ["check_numerical_derivative", "check_chain_rule", "check_best_step",
            "STEPS", "central_difference", "Dual", "forward_mode_derivative",
-           "forward_mode_gradient"]
+           "forward_mode_gradient", "tiny_step_prediction", "TINY_STEP_CHOICES"]
 
 # The step sizes of the chapter and of exercise 3: h = 1e-1, 1e-2, ..., 1e-15.
 STEPS = [10.0 ** -k for k in range(1, 16)]
@@ -110,6 +113,37 @@ def check_chain_rule(dloss_dw):
     else:
         return result
     return CheckResult(False, f"{name}: {got!r} is not right yet. Hint: {hint}")
+
+
+# ----------------------------------------------------------------- 01b: predict, then run
+
+TINY_STEP_CHOICES = {
+    "a": "tiny, below 1e-10: the smaller the step, the better",
+    "b": "about 1e-8, as good as at h = 1e-8 and no better",
+    "c": "worse than at h = 0.1 (where the error is about 0.2)",
+}
+
+
+def _tiny_step_answer():
+    """The forward difference's error for x**3/3 - x at x = 2 (float64) at h = 1e-15, sorted
+    into TINY_STEP_CHOICES against its error at h = 0.1."""
+    def f(x):
+        return x * x * x / 3 - x
+
+    def error(h):
+        return abs((f(2.0 + h) - f(2.0)) / h - 3.0)
+
+    tiny, large = error(1e-15), error(0.1)
+    letter = "c" if tiny > large else "a" if tiny < 1e-10 else "b"
+    return letter, f"error at h = 1e-15: {tiny:.2f}; at h = 0.1: {large:.2f}"
+
+
+tiny_step_prediction = Prediction(
+    "Prediction, h = 1e-15", _tiny_step_answer, choices=TINY_STEP_CHOICES,
+    hint="Hint: a float64 keeps about 16 digits. How many digits do f(2 + h) and f(2) share "
+         "when h = 1e-15, and what is left of their difference?")
+"""01b, section 5: the forward difference's error at h = 1e-15 in float64, a letter of
+``TINY_STEP_CHOICES`` locked in before the cells that measure and draw it."""
 
 
 # ----------------------------------------------------------------- exercise 3

@@ -1,5 +1,7 @@
 """Chapter 2 exercises (the computation graph): ``from minigrad.teach.exercises import ch02``.
-Part 1 (``notebooks/02a_reading_the_graph.ipynb``) has exercises 1-3, part 2
+Part 1 (``notebooks/02a_reading_the_graph.ipynb``) has exercises 1-3 and a prediction
+(``leaf_node_prediction``, a ``teach.predictions.Prediction``: one ``AccumulateGrad`` per
+leaf, locked in before ``next_functions`` is printed), part 2
 (``notebooks/02b_recording_the_graph.ipynb``) exercises 4 and 5; the chapter's build exercise
 (``MulBackward0``, also in part 2) is checked by ``ch02_build``. No check before exercise 5
 (section 8, where they are taught) asks about ``no_grad()`` or ``detach()``. Exercise 4 is
@@ -20,8 +22,9 @@ from ..._tensor import Tensor
 from ..checks import CheckResult, all_parts, no_answer
 from ..predictions import Prediction
 
-__all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes",
-           "lock_dynamic_graph", "reveal_dynamic_graph", "check_recording_off"]
+__all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes", "leaf_node_prediction",
+           "LEAF_NODE_CHOICES", "lock_dynamic_graph", "reveal_dynamic_graph",
+           "check_recording_off"]
 
 NO_ANSWER = ("no answer yet. Write your answer in the cell above and run it, then run this "
              "check again.")
@@ -94,6 +97,36 @@ def check_leaves(leaves):
         return wrong
     return CheckResult(True, f"{name}: correct! {len(expected)} leaves; only the other "
                              f"{len(tensors) - len(expected)} tensors have a grad_fn.")
+
+
+# ---------------------------------------------------------------- prediction: one node per leaf
+
+LEAF_NODE_CHOICES = {
+    "a": "two different AccumulateGrad nodes, one for each use of x",
+    "b": "the same AccumulateGrad node, twice",
+    "c": "None, twice: x is a leaf, no operation made it",
+}
+
+
+def _leaf_node_answer():
+    """What ``y.grad_fn.next_functions`` holds for ``y = x * x`` (x a leaf), measured."""
+    x = creation.tensor(2.0, requires_grad=True)
+    y = x * x
+    (first, _), (second, _) = y.grad_fn.next_functions
+    if first is None and second is None:
+        return "c", "both entries are None"
+    names = f"{type(first).__name__} and {type(second).__name__}"
+    if first is second:
+        return "b", f"first is second: True, {type(first).__name__}"
+    return "a", f"{names}, first is second: False"
+
+
+leaf_node_prediction = Prediction(
+    "Prediction, next_functions", _leaf_node_answer, choices=LEAF_NODE_CHOICES,
+    hint="Hint: how many leaves does y = x * x have, and where will backward add x's "
+         "gradient?")
+"""02a, section 5: what the two entries of ``y.grad_fn.next_functions`` are for ``y = x * x``,
+a letter of ``LEAF_NODE_CHOICES`` locked in before the cells that print them."""
 
 
 # ---------------------------------------------------------------- exercise 2: grad_fn chain

@@ -1,5 +1,9 @@
 """Chapter 4 exercises: gradients accumulate.
 
+Exercise 3 (04b) starts with a prediction (``clip_prediction``, a
+``teach.predictions.Prediction``): ``w.grad[1]`` after the two clipped backward calls,
+locked in before the learner's hook runs, revealed after its check.
+
 Each check builds the chapter's tensors itself, lets minigrad compute the right answer and
 compares the learner's with it. A number answer may be given as ``12``, ``12.0``,
 ``[12.0]`` or a one-element tensor such as ``x.grad``.
@@ -26,7 +30,8 @@ from ..checks import (
 from ..predictions import Prediction
 
 __all__ = ["check_set_to_none", "check_two_paths", "check_clip_hook", "SET_TO_NONE",
-           "TWO_PATHS_ONCE", "TWO_PATHS_TWICE", "lock_two_paths", "reveal_two_paths"]
+           "TWO_PATHS_ONCE", "TWO_PATHS_TWICE", "lock_two_paths", "reveal_two_paths",
+           "clip_prediction"]
 
 
 def _seed_example():
@@ -250,6 +255,34 @@ def check_clip_hook(arrived, w_grad):
         _arrived_result(arrived, want_arrived, want_grad),
         _w_grad_result(w_grad, want_arrived, want_grad),
     ])
+
+
+def _clip_answer():
+    """w.grad[1] (w = -2) after exercise 3's two clipped backward calls, measured."""
+    arrived, grad = hook_quiz_answer()
+    return grad[1], (f"each call's gradient for w = -2 is {arrived[0][1]:g}, the hook passes on "
+                     f"{max(-HOOK_CLIP, min(HOOK_CLIP, arrived[0][1])):g}, and w.grad[1] ends at "
+                     f"{grad[1]:g}")
+
+
+def _clip_hint(predicted, answer):
+    arrived, _ = hook_quiz_answer()
+    one_call = arrived[0][1]
+    if predicted == 2 * one_call:
+        return ("Hint: what the hook returns, not what arrived, is what AccumulateGrad adds "
+                "into .grad.")
+    if predicted == HOOK_CLIP:
+        return ("Hint: the hook runs once per backward() call, on that call's gradient, "
+                "before AccumulateGrad adds it: is the sum clipped, or each part?")
+    if predicted == one_call:
+        return "Hint: two backward() calls, and a clip in between: follow one call, then the next."
+    return ("Hint: compute the gradient of w ** 3 - 4 * w at w = -2, follow it through the "
+            "hook, and remember what .grad does with a second call.")
+
+
+clip_prediction = Prediction("Exercise 3, prediction", _clip_answer, hint=_clip_hint)
+"""Exercise 3's prediction: ``w.grad[1]`` after two ``backward()`` calls through the hook that
+clips to [-2, 2], locked in as a number before the learner's hook runs."""
 
 
 # ---------------------------------------------------------------- build: AccumulateGrad's +=

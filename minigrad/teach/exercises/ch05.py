@@ -1,10 +1,13 @@
-"""Chapter 5 exercises: broadcast shapes, gradients that add when a tensor is used several
-times, and a vector-Jacobian product (``backward(gradient=v)``): exercise 1 in
-``notebooks/05a_tensors.ipynb``, exercises 2 and 3 in ``notebooks/05c_reuse_and_vjp.ipynb``.
+"""Chapter 5 exercises: a broadcast shape predicted before it is run, gradients that add
+when a tensor is used several times, and a vector-Jacobian product
+(``backward(gradient=v)``): exercise 1 in ``notebooks/05a_tensors.ipynb``, exercises 2 and 3
+in ``notebooks/05c_reuse_and_vjp.ipynb``.
 The chapter's build exercises (``notebooks/05b_tensor_gradients.ipynb``) are checked by
 ``ch05_build``.
 
-Every check computes the right answer itself with minigrad (a forward pass and
+Exercise 1 is a ``teach.predictions.Prediction`` (lock the shape, run the sum, reveal), and
+so is 05b's ``bias_grad_prediction`` (``b.grad[0]`` of a weighted broadcast sum).
+Every other check computes the right answer itself with minigrad (a forward pass and
 ``backward()``), compares it with the learner's and prints ✓ or ✗ with a hint.
 """
 
@@ -14,8 +17,10 @@ import minigrad as mg
 
 from ...creation import tensor
 from ..checks import MISSING, CheckResult, check
+from ..predictions import Prediction
 
-__all__ = ["check_broadcast_shape", "check_gradients_add", "check_vjp"]
+__all__ = ["broadcast_prediction", "bias_grad_prediction", "check_gradients_add", "check_vjp",
+           "BIAS_X", "BIAS_WEIGHTS"]
 
 _NO_ANSWER = ("no answer yet. Write your code in the cell above and run it, then run this "
               "check again.")
@@ -26,31 +31,56 @@ _NO_ANSWER = ("no answer yet. Write your code in the cell above and run it, then
 BROADCAST_SHAPES = ((2, 1, 3), (4, 1))  # mg.ones(2, 1, 3) + mg.ones(4, 1)
 
 
-def check_broadcast_shape(answer):
-    """Exercise 1: the shape of ``mg.ones(2, 1, 3) + mg.ones(4, 1)``."""
-    name = "shape of mg.ones(2, 1, 3) + mg.ones(4, 1)"
-    if answer is MISSING or answer is None or answer is Ellipsis:
-        return CheckResult(False, f"{name}: {_NO_ANSWER}")
-    if isinstance(answer, mg.Tensor):
-        return CheckResult(False, f"{name}: you gave a tensor; give its shape instead, as a "
-                                  "tuple of sizes such as (5, 6, 7).")
-    try:
-        got = tuple(int(n) for n in answer)
-    except (TypeError, ValueError):
-        return CheckResult(False, f"{name}: give the shape as a tuple of sizes such as "
-                                  f"(5, 6, 7), not {type(answer).__name__}.")
+def _broadcast_answer():
+    """The shape of the sum, measured with minigrad."""
     shape_a, shape_b = BROADCAST_SHAPES
-    expected = tuple((mg.ones(shape_a) + mg.ones(shape_b)).shape)
-    if got == expected:
-        return CheckResult(True, f"{name}: correct!")
-    if len(got) != len(expected):
-        return CheckResult(False, f"{name}: {got} has {len(got)} dimensions, which is not "
-                                  "right yet. Hint: the result has as many dimensions as "
-                                  "the longer of the two shapes.")
-    return CheckResult(False, f"{name}: {got} is not right yet. Hint: write the two shapes "
-                              "one under the other, aligned on the right; where a shape is "
-                              "shorter, count its missing sizes as 1. In each column a 1 "
-                              "stretches to the other size.")
+    shape = tuple((mg.ones(shape_a) + mg.ones(shape_b)).shape)
+    return shape, f"mg.ones{shape_a} + mg.ones{shape_b} has shape {shape}"
+
+
+def _broadcast_hint(predicted, answer):
+    if len(predicted) != len(answer):
+        return (f"{predicted} has {len(predicted)} dimensions. Hint: the result has as many "
+                "dimensions as the longer of the two shapes.")
+    return ("Hint: write the two shapes one under the other, aligned on the right; where a "
+            "shape is shorter, count its missing sizes as 1. In each column a 1 stretches to "
+            "the other size.")
+
+
+broadcast_prediction = Prediction("Exercise 1", _broadcast_answer, shape=True,
+                                  hint=_broadcast_hint)
+"""Exercise 1, predict, then run: the shape of ``mg.ones(2, 1, 3) + mg.ones(4, 1)``, locked
+in as a tuple written by hand (``broadcast_prediction.lock((..., ...))``) before the sum is
+run, then ``broadcast_prediction.reveal()``."""
+
+
+# ------------------------------------------------------------------ 05b: predict, then run
+
+BIAS_X = [[1., 2., 3.], [4., 5., 6.], [7., 8., 9.], [10., 11., 12.]]          # X, (4, 3)
+BIAS_WEIGHTS = [[1., 0., 2.], [3., 1., 0.], [0., 2., 1.], [1., 1., 1.]]      # the loss's weights
+
+
+def _bias_grad_answer():
+    """b.grad[0] for ``loss = (weights * (X + b)).sum()``, b of shape (3,), measured."""
+    b = tensor([1., 2., 3.], requires_grad=True)
+    (tensor(BIAS_WEIGHTS) * (tensor(BIAS_X) + b)).sum().backward()
+    return b.grad[0].item(), "b.grad is [" + ", ".join(f"{g:g}" for g in b.grad.tolist()) + "]"
+
+
+def _bias_grad_hint(predicted, answer):
+    if predicted == len(BIAS_X):
+        return ("Hint: with weights, each row no longer passes back 1: it passes back its "
+                "weight.")
+    if predicted == sum(BIAS_WEIGHTS[0]):
+        return ("Hint: b[0] is added to column 0 of every row: sum down that column, not "
+                "along a row.")
+    return "Hint: b[0] is used once in every row, in column 0; each use passes back its weight."
+
+
+bias_grad_prediction = Prediction("Prediction, b.grad[0]", _bias_grad_answer, tol=0,
+                                  hint=_bias_grad_hint)
+"""05b, section 5: ``b.grad[0]`` of the weighted loss ``(weights * (X + b)).sum()``, a number
+locked in before ``backward()`` runs."""
 
 
 # ------------------------------------------------------------------ exercise 2

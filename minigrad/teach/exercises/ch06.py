@@ -25,10 +25,11 @@ from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Lin
 from ...random import manual_seed
 from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
-from ..checks import CheckResult, check, keeps_random_state, no_answer
+from ..checks import CheckResult, keeps_random_state, no_answer
+from ..predictions import Prediction
 
 __all__ = ["Scorer", "check_registered_parameters", "exercise_mlp", "exercise_nested_model",
-           "check_parameter_count", "check_parameter_names"]
+           "count_prediction", "check_parameter_names"]
 
 
 # ---------------------------------------------------------------- exercise 1: registration
@@ -129,20 +130,25 @@ def exercise_mlp():
     return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
 
 
-@keeps_random_state
-def check_parameter_count(n_params):
-    """Exercise 2: how many numbers does ``exercise_mlp()`` learn?"""
-    expected = sum(p.numel() for p in exercise_mlp().parameters())
-    if not no_answer(n_params) and isinstance(n_params, (int, float, Tensor)):
-        value = float(n_params.item() if isinstance(n_params, Tensor) else n_params)
-        weights_only = sum(p.numel() for name, p in exercise_mlp().named_parameters()
-                           if name.endswith("weight"))
-        if value == weights_only:
-            return CheckResult(False, f"parameter count: {value:g} counts the weight matrices "
-                                      "only. Hint: every Linear here also has a bias vector.")
-    return check("parameter count", n_params, expected, tol=0,
-                 hint="a Linear(n_in, n_out) holds a weight of shape (n_out, n_in) and a bias "
-                      "of shape (n_out,); Tanh learns nothing.")
+def _count_answer():
+    """How many numbers ``exercise_mlp()`` learns, counted with ``parameters()``."""
+    count = sum(p.numel() for p in exercise_mlp().parameters())
+    return count, f"sum(p.numel() for p in net.parameters()) is {count}"
+
+
+def _count_hint(predicted, answer):
+    weights_only = sum(p.numel() for name, p in exercise_mlp().named_parameters()
+                       if name.endswith("weight"))
+    if predicted == weights_only:
+        return "Hint: you counted the weight matrices only; every Linear here also has a bias."
+    return ("Hint: a Linear(n_in, n_out) holds a weight of shape (n_out, n_in) and a bias of "
+            "shape (n_out,); Tanh learns nothing.")
+
+
+count_prediction = Prediction("Exercise 2", _count_answer, tol=0, hint=_count_hint)
+"""Exercise 2, predict, then run: how many numbers ``exercise_mlp()`` learns, worked out from
+the layer sizes and locked in (``count_prediction.lock(...)``, arithmetic on numbers is
+fine) before ``parameters()`` counts them; ``count_prediction.reveal()`` compares."""
 
 
 def exercise_nested_model():

@@ -1,5 +1,8 @@
-"""Chapter 7 exercises: losses, both parts (``notebooks/07a_*.ipynb``: exercises 1 and 2;
-``notebooks/07b_*.ipynb``: exercise 3 and the build).
+"""Chapter 7 exercises: losses, both parts (``notebooks/07a_*.ipynb``: a prediction of MSE's
+gradient, ``mse_grad_prediction``, and exercises 1 and 2; ``notebooks/07b_*.ipynb``:
+exercise 3, a prediction of ``log(softmax(z))`` for a logit far below the others,
+``log_prediction``, and the build). The predictions are ``teach.predictions.Prediction``s:
+locked in before the cell that shows the answer, revealed after it.
 
 Each check builds the exercise's tensors itself, lets minigrad compute the right answer
 (with ``nn.MSELoss``, ``nn.CrossEntropyLoss`` and ``backward()``) and compares the
@@ -26,10 +29,12 @@ from ...ops.op import Op
 from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import MISSING, all_parts, check
+from ..predictions import Prediction
 
 __all__ = ["check_mse_by_hand", "check_cross_entropy_by_hand", "check_soft_target_gradient",
            "MSE_PREDICTIONS", "MSE_TARGETS", "CE_SCORES", "CE_LABELS",
-           "SOFT_LOGITS", "SOFT_TARGET"]
+           "SOFT_LOGITS", "SOFT_TARGET", "mse_grad_prediction", "log_prediction",
+           "LOG_CHOICES", "GRAD_PRED", "GRAD_TARGET", "FAR_LOGITS"]
 
 # The data each exercise prints in its prompt (the notebook builds the same tensors).
 MSE_PREDICTIONS = [2.5, 0.0, 2.0, 8.0]
@@ -152,6 +157,58 @@ def check_soft_target_gradient(grad_logits):
     elif like(p * s / n, p * s):
         hint = "that is only the part from the log-sum-exp: the -t_c z_c terms add more."
     return check("grad_logits", grad_logits, logits.grad, tol=1e-5, hint=hint)
+
+
+# ---------------------------------------------------------------- predictions (07a, 07b)
+
+GRAD_PRED = [1.0, 2.0, 4.0]      # 07a, section 2: pred (requires grad) and target of MSELoss
+GRAD_TARGET = [1.5, 2.0, 3.0]
+
+
+def _mse_grad_answer():
+    """pred.grad[2] after ``nn.MSELoss()(pred, target).backward()``, measured."""
+    pred = creation.tensor(GRAD_PRED, requires_grad=True)
+    nn.MSELoss()(pred, creation.tensor(GRAD_TARGET)).backward()
+    grad = pred.grad.tolist()
+    return grad[2], "pred.grad is [" + ", ".join(f"{g:.4f}" for g in grad) + "]"
+
+
+def _mse_grad_hint(predicted, answer):
+    if abs(predicted - 3 * answer) < 0.02:
+        return "Hint: the loss is a mean: every term is divided by n."
+    if abs(predicted - answer / 2) < 0.02:
+        return "Hint: the derivative of a square brings down a factor 2."
+    if abs(predicted + answer) < 0.02:
+        return "Hint: mind the sign: the third prediction is larger than its target."
+    return "Hint: use the formula 2 (p - t) / n for the third entry only."
+
+
+mse_grad_prediction = Prediction("Prediction, pred.grad[2]", _mse_grad_answer, tol=0.01,
+                                 hint=_mse_grad_hint)
+"""07a, section 2: ``pred.grad[2]`` of the MSE, a number locked in before ``backward()``
+runs (two decimals are enough)."""
+
+FAR_LOGITS = [0.0, -200.0]       # 07b, section 7: z, float32
+LOG_CHOICES = {
+    "a": "-200, the exact log-probability",
+    "b": "-inf",
+    "c": "nan",
+}
+
+
+def _log_answer():
+    """Which of LOG_CHOICES ``z.softmax(dim=0).log()[1]`` is, measured in float32."""
+    value = creation.tensor(FAR_LOGITS).softmax(dim=0).log()[1].item()
+    letter = ("c" if value != value else "b" if value == float("-inf")
+              else "a" if abs(value + 200) < 1e-3 else None)
+    return letter, f"z.softmax(dim=0).log()[1] is {value}"
+
+
+log_prediction = Prediction(
+    "Exercise 4", _log_answer, choices=LOG_CHOICES,
+    hint="Hint: what is e^-200 as a probability, and what is the smallest positive float32?")
+"""07b, section 7, exercise 4: ``z.softmax(dim=0).log()`` for ``z = [0, -200]`` in float32,
+one letter of ``LOG_CHOICES`` locked in before the cell that computes it."""
 
 
 # ---------------------------------------------------------------- build: log-softmax's op

@@ -1,6 +1,6 @@
 """Chapter 12 exercises: why deep networks train or don't. The chapter is two lectures:
 ``notebooks/12a_signals_through_depth.ipynb`` (exercise 1, a prediction locked in before the
-measurement reveals it: ``lock_depth_prediction`` then ``reveal_depth``; exercise 2,
+measurement reveals it: ``depth_prediction``, a ``teach.predictions.Prediction``; exercise 2,
 ``check_relu_init``) and ``notebooks/12b_diagnosing_training.ipynb`` (the build exercise and
 exercise 3, ``check_deep_model``).
 
@@ -25,17 +25,17 @@ from ...nn import init as nn_init
 from ...optim import SGD
 from ...random import manual_seed
 from ..build import Piece, register
-from ..checks import CheckResult, keeps_random_state, no_answer, not_a_function
+from ..checks import CheckResult, keeps_random_state, not_a_function
 from ..clipping import OWN_CLIP, clipping_battery, plug_clip
+from ..predictions import Prediction
 
 __all__ = [
     "DEPTH_CHOICES",
     "check_deep_model",
     "check_relu_init",
+    "depth_prediction",
     "layer_stds",
-    "lock_depth_prediction",
     "relu_mlp",
-    "reveal_depth",
     "two_rings",
 ]
 
@@ -77,64 +77,26 @@ DEPTH_CHOICES = {
     "b": "it shrinks, layer after layer, to a small fraction of layer 1's",
     "c": "it grows, layer after layer, to many times layer 1's",
 }
-_LOCKED = {}       # exercise -> the letter locked in
-_REVEALED = set()  # exercises whose answer has been shown
 
 
 def _depth_answer():
-    """The right letter, measured on the lecture's network (seeded)."""
+    """The right letter, measured on the lecture's network (seeded), and what was seen."""
     manual_seed(1)
     x = randn(512, 100)
     stds = layer_stds(relu_mlp(), x)
-    if stds[-1] < stds[0] / 3:
-        return "b", stds
-    if stds[-1] > stds[0] * 3:
-        return "c", stds
-    return "a", stds
-
-
-def lock_depth_prediction(prediction):
-    """Exercise 1, step 1: lock in ``prediction`` (a letter of ``DEPTH_CHOICES``) for what the
-    activations' std does through the default-initialised 10-layer ReLU network, before the
-    next cell measures it. Once the measurement has been shown, a new prediction is refused."""
-    title = "Exercise 1"
-    if no_answer(prediction):
-        return CheckResult(False, f"{title}: no prediction yet. Write one letter, \"a\", \"b\" "
-                                  "or \"c\", in place of None and run the cell again.")
-    letter = str(prediction).strip().strip("()").lower() if isinstance(prediction, str) else None
-    if letter not in DEPTH_CHOICES:
-        return CheckResult(False, f"{title}: {prediction!r} is not one of the choices: write "
-                                  "one letter, \"a\", \"b\" or \"c\" (a string).")
-    if "depth" in _REVEALED and _LOCKED.get("depth") != letter:
-        kept = _LOCKED.get("depth")
-        said = f"your locked prediction stays ({kept})" if kept else "no prediction counts now"
-        return CheckResult(False, f"{title}: the measurement has been shown already, so a new "
-                                  f"prediction cannot count: {said}. Predict first, then run; "
-                                  "the next exercise is a fresh chance.")
-    _LOCKED["depth"] = letter
-    return CheckResult(True, f"{title}: prediction locked in: ({letter}) "
-                             f"{DEPTH_CHOICES[letter]}. Now run the next cell to see.")
-
-
-@keeps_random_state
-def reveal_depth():
-    """Exercise 1, step 2 (after the measurement): compare the locked prediction with what
-    the network does; the reveal counts as shown from now on."""
-    title = "Exercise 1"
-    answer, stds = _depth_answer()
-    _REVEALED.add("depth")
-    locked = _LOCKED.get("depth")
-    if locked is None:
-        return CheckResult(False, f"{title}: no prediction was locked in before this "
-                                  "measurement. Write your letter in the cell above and run it "
-                                  "first: a prediction made after seeing the chart teaches "
-                                  "nothing.")
     shown = f"layer 1: {stds[0]:.2f}, layer 10: {stds[-1]:.2f}"
-    if locked == answer:
-        return CheckResult(True, f"{title}: your prediction ({locked}) was right ({shown}).")
-    return CheckResult(False, f"{title}: you predicted ({locked}) {DEPTH_CHOICES[locked]}; "
-                              f"the measurement says otherwise ({shown}). Look at the chart: "
-                              "which way does each layer move the std, and by about how much?")
+    if stds[-1] < stds[0] / 3:
+        return "b", shown
+    if stds[-1] > stds[0] * 3:
+        return "c", shown
+    return "a", shown
+
+
+depth_prediction = Prediction(
+    "Exercise 1", _depth_answer, choices=DEPTH_CHOICES,
+    hint="Look at the chart: which way does each layer move the std, and by about how much?")
+"""Exercise 1: what the activations' std does through the default-initialised 10-layer ReLU
+network. ``depth_prediction.lock(letter)`` before the measurement, ``.reveal()`` after it."""
 
 
 # ------------------------------------------------------------ exercise 2: an init for ReLU
