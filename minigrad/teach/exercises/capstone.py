@@ -267,7 +267,7 @@ def draw_engine_graph(out, names=None):
     names = {id(t): n for n, t in (names or {}).items()}
     found = walk_graph(out)
     ids = {id(t): f"t{k}" for k, t in enumerate(found)}
-    dot = GraphDiagram(graph_attr={"rankdir": "BT"},
+    dot = GraphDiagram(graph_attr={"rankdir": "LR"},
                        node_attr={"fontname": "Helvetica", "fontsize": "11"})
     lines = []
     for t in reversed(found):
