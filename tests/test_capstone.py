@@ -75,7 +75,7 @@ def _cases():
     rng = np.random.default_rng(5)
     cases = [(text, program, shapes) for text, program, shapes, _ in capstone_battery.OP_CASES]
     cases += capstone_battery.EXAMPLES
-    cases += [capstone_battery._random_program(rng) for _ in range(30)]
+    cases += [capstone_battery.random_program(rng) for _ in range(30)]
     return cases
 
 

@@ -27,10 +27,11 @@ from ...graph import no_grad
 from ...nn import functional
 from ...optim import Optimizer
 from ...optim.sgd import SGD as MinigradSGD
+from ..._tensor import Tensor as MinigradTensor
 from ..build import Mismatch, Piece, borrowed, where
 from ..checks import CheckResult, keeps_random_state, no_answer
 from ..drawing import GraphDiagram
-from .capstone_battery import MINIGRAD_TENSOR, engine_battery, sgd_battery, walk_graph
+from .capstone_battery import engine_battery, sgd_battery, walk_graph
 
 __all__ = ["check_engine", "check_sgd", "engine_or_stand_in", "sgd_or_stand_in",
            "StandInTensor", "StandInSGD", "digits", "draw_engine_graph", "three_ways",
@@ -61,7 +62,7 @@ class StandInTensor:
 
     def __init__(self, data, inputs=(), backward_fn=None, op=""):
         self.inputs, self.backward_fn, self.op = tuple(inputs), backward_fn, op
-        if isinstance(data, MINIGRAD_TENSOR):
+        if isinstance(data, MinigradTensor):
             self.value = data
         elif self.inputs:
             self.value = _GivenOp.apply(backward_fn, data, *[x.value for x in self.inputs])
@@ -167,7 +168,7 @@ def sgd_or_stand_in(SGD):
 # ----------------------------------------------------------------- refusing borrowed engines
 
 def _own(kind):
-    own = {"mg.Tensor": MINIGRAD_TENSOR, "mg.tensor": tensor, "mg.from_numpy": from_numpy,
+    own = {"mg.Tensor": MinigradTensor, "mg.tensor": tensor, "mg.from_numpy": from_numpy,
            "mg.autograd.backward": autograd.backward, "mg.autograd.grad": autograd.grad,
            "mg.autograd.Function": Function, "the engine's walk (graph.propagate)":
            graph.propagate, "capstone.StandInTensor": StandInTensor}
@@ -267,7 +268,7 @@ def draw_engine_graph(out, names=None):
     names = {id(t): n for n, t in (names or {}).items()}
     found = walk_graph(out)
     ids = {id(t): f"t{k}" for k, t in enumerate(found)}
-    dot = GraphDiagram(graph_attr={"rankdir": "BT"},
+    dot = GraphDiagram(graph_attr={"rankdir": "LR"},
                        node_attr={"fontname": "Helvetica", "fontsize": "11"})
     lines = []
     for t in reversed(found):

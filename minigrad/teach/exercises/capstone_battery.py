@@ -25,11 +25,11 @@ from ...optim.sgd import SGD as MinigradSGD
 from ...creation import from_numpy, tensor
 from ...dtypes import float64 as MG_FLOAT64
 from ...graph import no_grad
-from ..._tensor import Tensor as MinigradTensor
 from ..build import Mismatch, attempt, piece_named, show
 from ..stepping import training_run
 
-__all__ = ["engine_battery", "sgd_battery", "walk_graph", "EXAMPLES", "OP_CASES"]
+__all__ = ["engine_battery", "sgd_battery", "walk_graph", "random_program", "EXAMPLES",
+           "OP_CASES"]
 
 STACK_HINT = (" A walk that calls itself once per tensor goes as deep as the graph is long "
               "(Python stops at about 1000 calls): order the tensors with a loop and a list "
@@ -85,7 +85,7 @@ EXAMPLES = [  # chapter 3's graphs and chapter 4's, in the engine's four ops
 ]
 
 
-def _random_program(rng):
+def random_program(rng):
     """A random graph of 2 or 3 (3, 3) leaves and 3 to 7 ops that reuse earlier values (so
     gradients meet along several paths), ending in the sum of the last two values, as
     chapter 3's battery builds them. Returns (text, program, shapes)."""
@@ -406,7 +406,7 @@ def engine_battery(Tensor, n_random=80):
         _compare(Tensor, text, program, shapes, rng)
     programs = np.random.default_rng(3)
     for _ in range(n_random):
-        text, program, shapes = _random_program(programs)
+        text, program, shapes = random_program(programs)
         _compare(Tensor, text, program, shapes, rng)
     _check_accumulation(Tensor)
     _check_doubling(Tensor)
@@ -542,7 +542,3 @@ def sgd_battery(SGD, Tensor=None):
                            f"{np.round(want, 4).tolist()}.")
     return ("6 runs of 4 steps against optim.SGD (zero_grad, a step without gradients, an "
             "unused parameter) and chapter 8's regression with your SGD plugged in")
-
-
-# A minigrad tensor is what a borrowed engine hands back: named here for capstone.py.
-MINIGRAD_TENSOR = MinigradTensor
