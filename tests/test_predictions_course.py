@@ -31,8 +31,9 @@ spec.loader.exec_module(make_student)
 
 # Lectures that have a prediction exercise now: each must keep one.
 WITH_PREDICTIONS = ("00_welcome", "01b_exact_derivatives", "02a_reading_the_graph",
-                    "04b_retain_graph_and_hooks", "05a_tensors", "06b_sequential_and_state",
-                    "07a_mse_and_cross_entropy", "07b_nll_and_stable_log_softmax",
+                    "02b_recording_the_graph", "04b_retain_graph_and_hooks", "05a_tensors",
+                    "06b_sequential_and_state", "07a_mse_and_cross_entropy",
+                    "07b_nll_and_stable_log_softmax", "08c_adam", "11b_engine_and_speed",
                     "12a_signals_through_depth")
 
 
