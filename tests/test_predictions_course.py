@@ -49,14 +49,26 @@ def parse(source):
 
 
 def calls(source, method):
-    """[(the prediction's dotted name, the call node)] for ``name.method(...)`` in source."""
+    """[(the prediction's dotted name, the call node)] for ``name.method(...)`` in source,
+    and for a module's function that locks or reveals several predictions at once,
+    ``chNN.method_what(...)``, named ``chNN.what``."""
     tree = parse(source)
     found = []
     for node in ast.walk(tree) if tree else ():
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == method and isinstance(node.func.value, (ast.Attribute, ast.Name))):
-            found.append((ast.unparse(node.func.value), node))
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, (ast.Attribute, ast.Name))):
+            continue
+        owner = ast.unparse(node.func.value)
+        if node.func.attr == method:
+            found.append((owner, node))
+        elif node.func.attr.startswith(method + "_") and owner.startswith("ch"):
+            found.append((f"{owner}.{node.func.attr[len(method) + 1:]}", node))
     return found
+
+
+def is_function_form(call):
+    """``chNN.lock_what(...)``: a function of the exercise module, not a Prediction's method."""
+    return call.func.attr not in ("lock", "reveal")
 
 
 def written_by_hand(node):
@@ -77,9 +89,17 @@ def written_by_hand(node):
 def assigned(source, name):
     """The value nodes assigned to ``name`` in source."""
     tree = parse(source)
-    return [node.value for node in ast.walk(tree) if tree
-            and isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    values = []
+    for node in ast.walk(tree) if tree else ():
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name) and target.id == name:
+                values.append(node.value)
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                values += [v for t, v in zip(target.elts, node.value.elts)
+                           if isinstance(t, ast.Name) and t.id == name]
+    return values
 
 
 def predictions_of(cells):
@@ -113,13 +133,37 @@ def test_each_reveal_comes_after_its_lock_and_an_experiment(path):
         assert reveal is not None, f"{path.name}: {name} is locked in cell {lock} and never revealed"
         assert reveal > lock, f"{path.name}: {name} is revealed (cell {reveal}) before its lock"
         between = [c for c in cells[lock + 1:reveal] if c["cell_type"] == "code"]
-        assert between, f"{path.name}: no experiment between {name}'s lock and its reveal"
+        # the experiment: code cells between, or code before the reveal in its own cell
+        reveal_tree = parse("".join(cells[reveal]["source"]))
+        assert between or (reveal_tree and len(reveal_tree.body) > 1), (
+            f"{path.name}: no experiment between {name}'s lock and its reveal")
         for cell in between:
             assert set(tags(cell)) & {"experiment", "solution", "check"}, (
                 f"{path.name}: a cell of {name}'s experiment is not tagged 'experiment' (its "
                 f"stored output would show the answer in the student copy):\n"
                 + "".join(cell["source"]))
         assert "check" in tags(cells[reveal]), f"{path.name}: {name}'s reveal is not a check cell"
+
+
+def assert_written_by_hand(path, cells, lock, name, answer):
+    """``answer`` (an argument of the lock) is a literal, or a name that a solution cell
+    before the lock sets to one and whose stub sets it to None."""
+    if isinstance(answer, ast.Name):
+        sources = [(c, assigned("".join(c["source"]), answer.id))
+                   for c in cells[:lock + 1] if "solution" in tags(c)]
+        sources = [(c, values) for c, values in sources if values]
+        assert sources, f"{path.name}: no solution cell sets {answer.id} before {name}'s lock"
+        cell, values = sources[-1]
+        assert all(written_by_hand(v) for v in values), (
+            f"{path.name}: {answer.id} is computed, not written: " + "".join(cell["source"]))
+        stub = cell["metadata"].get("minigrad", {}).get("stub", "")
+        assert all(isinstance(v, ast.Constant) and v.value is None
+                   for v in assigned(stub, answer.id)), f"{path.name}: stub {stub!r}"
+        return True
+    assert written_by_hand(answer), (
+        f"{path.name}: {name}'s lock({ast.unparse(answer)}) computes the answer; a "
+        "prediction is a letter, a number or a shape written by hand")
+    return False
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -130,30 +174,17 @@ def test_the_prediction_locked_is_written_not_computed(path):
             continue
         cell = cells[lock]
         (_, call), = [(n, c) for n, c in calls("".join(cell["source"]), "lock") if n == name]
-        assert len(call.args) == 1 and not call.keywords, f"{path.name}: {name}.lock takes one answer"
-        answer = call.args[0]
-        if isinstance(answer, ast.Name):
-            # the answer is set in a solution cell before the lock
-            sources = [(c, assigned("".join(c["source"]), answer.id))
-                       for c in cells[:lock + 1] if "solution" in tags(c)]
-            sources = [(c, values) for c, values in sources if values]
-            assert sources, f"{path.name}: no solution cell sets {answer.id} before {name}.lock"
-            cell, values = sources[-1]
-            assert all(written_by_hand(v) for v in values), (
-                f"{path.name}: {answer.id} is computed, not written: "
-                + "".join(cell["source"]))
-            stub = cell["metadata"].get("minigrad", {}).get("stub", "")
-            assert all(isinstance(v, ast.Constant) and v.value is None
-                       for v in assigned(stub, answer.id)), f"{path.name}: stub {stub!r}"
-        else:
-            assert written_by_hand(answer), (
-                f"{path.name}: {name}.lock({ast.unparse(answer)}) computes the answer; a "
-                "prediction is a letter, a number or a shape written by hand")
+        if not is_function_form(call):
+            assert len(call.args) == 1 and not call.keywords, (
+                f"{path.name}: {name}.lock takes one answer")
+        assert call.args, f"{path.name}: {name}'s lock has no answer"
+        by_name = [assert_written_by_hand(path, cells, lock, name, a) for a in call.args]
+        if not all(by_name):  # a literal in the lock itself: the lock is the solution cell
             assert "solution" in tags(cell), f"{path.name}: {name}'s lock is not a solution cell"
             stub = cell["metadata"].get("minigrad", {}).get("stub", "")
             stub_calls = [c for n, c in calls(stub, "lock") if n == name]
-            assert stub_calls and all(isinstance(c.args[0], ast.Constant) and c.args[0].value is None
-                                      for c in stub_calls), (
+            assert stub_calls and all(isinstance(a, ast.Constant) and a.value is None
+                                      for c in stub_calls for a in c.args), (
                 f"{path.name}: the stub of {name}'s lock must lock None, not {stub!r}")
 
 
@@ -169,8 +200,13 @@ def test_the_student_copy_shows_nothing_of_the_answer_before_the_reveal(path):
                 assert cell["outputs"] == [], (
                     f"{path.name}: the student copy keeps an output between {name}'s lock and "
                     "reveal:\n" + "".join(cell["source"]))
+        (_, call), = [(n, c) for n, c in calls("".join(cells[lock]["source"]), "lock")
+                      if n == name]
+        # the learner's answer: None in the lock's stub, or names a solution cell's stub sets
+        # to None (test_the_prediction_locked_is_written_not_computed checks those)
         assert "None" in "".join(copied[0]["source"]) or any(
-            "None" in "".join(c["source"]) for c in copied if "exercise" in tags(c))
+            "None" in "".join(c["source"]) for c in copied if "exercise" in tags(c)) or all(
+            isinstance(a, ast.Name) for a in call.args)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -180,6 +216,10 @@ def test_each_name_locked_is_a_prediction_of_the_lectures_exercises(path):
         module_name, _, attribute = name.rpartition(".")
         assert module_name == f"ch{chapter}", f"{path.name}: {name} is not ch{chapter}'s"
         module = importlib.import_module(f"minigrad.teach.exercises.ch{chapter}")
+        if callable(getattr(module, f"lock_{attribute}", None)):  # the function form
+            assert callable(getattr(module, f"reveal_{attribute}", None)), f"{path.name}: {name}"
+            assert any(isinstance(v, Prediction) for v in vars(module).values()), path.name
+            continue
         assert isinstance(getattr(module, attribute, None), Prediction), f"{path.name}: {name}"
 
 
@@ -203,3 +243,12 @@ def test_the_scan_finds_what_it_must_refuse():
     backwards = [cell("ch00.p.reveal()", "check"), cell("ch00.p.lock('a')", "solution")]
     assert predictions_of(backwards)["ch00.p"] == (1, 0)
     assert predictions_of([cell("ch00.p.reveal()", "check")])["ch00.p"] == (None, 0)
+
+
+def test_the_scan_sees_the_function_form():
+    """``chNN.lock_what(a, b)`` locks ``chNN.what``; its answers are held to the same rules."""
+    (name, call), = calls("ch02.lock_dynamic_graph(nodes, 3)", "lock")
+    assert name == "ch02.dynamic_graph" and is_function_form(call)
+    assert [n for n, _ in calls("ch02.reveal_dynamic_graph()", "reveal")] == [name]
+    assert assigned("a, b = 9, 9", "b")[0].value == 9
+    assert not calls("np.lock_step(1)", "lock")  # only an exercise module's functions
