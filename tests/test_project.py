@@ -116,7 +116,7 @@ def test_site_toc_lists_the_readme_lectures_in_order():
     sys.path.insert(0, str(ROOT / "scripts"))
     import build_site
     chapters = build_site.read_toc()
-    assert [c["number"] for c in chapters] == [f"{n:02d}" for n in range(13)]
+    assert [c["number"] for c in chapters] == [f"{n:02d}" for n in range(14)]
     assert all(stem.startswith(c["number"]) for c in chapters for stem in c["lectures"])
 
 
