@@ -159,3 +159,91 @@ def test_the_check_leaves_the_random_stream_alone():
     state = mg.default_generator.get_state()
     ch13.check_per_sample_norms(right)
     assert mg.default_generator.get_state() == state
+
+
+# ----------------------------------------------------------- exercise 1: a JVP rule
+
+HYPOT = '''
+class Hypot(mg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        r = (x * x + y * y).sqrt()
+        ctx.save_for_backward(x, y, r)
+        ctx.save_for_forward(x, y, r)
+        return r
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, y, r = ctx.saved_tensors
+        return grad_output * x / r, grad_output * y / r
+
+    @staticmethod
+    def jvp(ctx, x_tangent, y_tangent):
+        x, y, r = ctx.saved_tensors
+        return (x * x_tangent + y * y_tangent) / r
+'''
+
+
+def hypot(old=None, new=None):
+    """The notebook's Hypot, or one with ``old`` replaced by ``new`` (one mistake)."""
+    source = HYPOT if old is None else HYPOT.replace(old, new)
+    assert old is None or old in HYPOT
+    names = {"mg": mg}
+    exec(source, names)
+    return names["Hypot"]
+
+
+def test_the_notebooks_hypot_passes_and_gives_torchs_tangents_and_gradients():
+    Hypot = hypot()
+    assert ch13.check_hypot(Hypot)
+    import torch.autograd.forward_ad as tfw
+
+    from minigrad.autograd import forward_ad as fw
+    x, y = np.array([3.0, -1.0, 0.5]), np.array([4.0, 2.0, -1.5])
+    tx, ty = np.array([0.1, 1.0, -2.0]), np.array([1.0, 0.0, 0.5])
+    with fw.dual_level():
+        out = Hypot.apply(fw.make_dual(mg.tensor(x), mg.tensor(tx)),
+                          fw.make_dual(mg.tensor(y), mg.tensor(ty)))
+        ours = fw.unpack_dual(out).tangent.numpy()
+    with tfw.dual_level():
+        out = torch.hypot(tfw.make_dual(torch.tensor(x), torch.tensor(tx)),
+                          tfw.make_dual(torch.tensor(y), torch.tensor(ty)))
+        theirs = tfw.unpack_dual(out).tangent.numpy()
+    assert np.allclose(ours, theirs, rtol=1e-12)
+    a, b = mg.tensor(x, requires_grad=True), mg.tensor(y, requires_grad=True)
+    ta, tb = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    Hypot.apply(a, b).sum().backward()
+    torch.hypot(ta, tb).sum().backward()
+    assert np.allclose(a.grad.numpy(), ta.grad.numpy()) and np.allclose(b.grad.numpy(),
+                                                                         tb.grad.numpy())
+
+
+@pytest.mark.parametrize("old, new, said", [
+    ("return (x * x_tangent + y * y_tangent) / r",
+     "return x / r * x_tangent, y / r * y_tangent", "one tangent per output"),
+    ("return (x * x_tangent + y * y_tangent) / r", "return x * x_tangent / r",
+     "Only x's tangent counts"),
+    ("return (x * x_tangent + y * y_tangent) / r", "return y * y_tangent / r",
+     "Only y's tangent counts"),
+    ("return (x * x_tangent + y * y_tangent) / r", "return x * x_tangent + y * y_tangent",
+     "divide by"),
+    ("return (x * x_tangent + y * y_tangent) / r", "return x / r + y / r",
+     "without the tangents"),
+    ("        ctx.save_for_forward(x, y, r)\n", "", "save_for_forward"),
+    ("return grad_output * x / r, grad_output * y / r",
+     "return grad_output * y / r, grad_output * x / r", "x.grad"),
+    ("r = (x * x + y * y).sqrt()", "r = x * x + y * y", "forward gives"),
+    ("return (x * x_tangent + y * y_tangent) / r", "return None", "jvp returned None"),
+])
+def test_wrong_hypots_are_named(old, new, said):
+    result = ch13.check_hypot(hypot(old, new))
+    assert not result and said in result.message, result.message
+
+
+def test_hypot_without_jvp_and_odd_answers():
+    source = HYPOT.split("    @staticmethod\n    def jvp")[0]
+    names = {"mg": mg}
+    exec(source, names)
+    assert "no jvp yet" in ch13.check_hypot(names["Hypot"]).message
+    assert "no answer yet" in ch13.check_hypot(None).message
+    assert "expected a class" in ch13.check_hypot(lambda x, y: x).message

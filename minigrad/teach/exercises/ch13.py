@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ... import nn
-from ...autograd import Function
+from ...autograd import Function, forward_ad
 from ...creation import tensor
 from ...dtypes import float64
 from ...func import functional_call, grad, jacrev, vjp
@@ -36,7 +36,6 @@ from ..plots import Chart
 from ..predictions import Prediction
 from ...ops.shape import stack
 
-forward_ad = None  # TODO merge fwdad: from ...autograd import forward_ad
 
 __all__ = ["VJP_COUNT", "check_hypot", "check_per_sample_norms", "count_vjps",
            "jacobian_picture", "tiny_model", "tiny_batch"]
@@ -85,6 +84,12 @@ def check_hypot(Hypot):
         return CheckResult(False, f"{title}: it has no jvp yet. Add a @staticmethod "
                                   "jvp(ctx, x_tangent, y_tangent) that returns the output's "
                                   "tangent.")
+    forward = getattr(vars(Hypot).get("forward"), "__func__", vars(Hypot).get("forward"))
+    if inspect.isfunction(forward) and "save_for_forward" not in forward.__code__.co_names:
+        return CheckResult(False, f"{title}: forward never calls ctx.save_for_forward(...). In "
+                                  "PyTorch, ctx.saved_tensors inside jvp holds only what "
+                                  "save_for_forward kept (save_for_backward is for backward): "
+                                  "without it, jvp finds nothing there.")
     for seed, (xs, ys) in enumerate(_POINTS):
         x, y = np.array(xs), np.array(ys)
         tx, ty = _tangents(seed, len(x))
@@ -93,7 +98,10 @@ def check_hypot(Hypot):
             primal, tangent, out = _hypot_values(Hypot, x, y, tx, ty)
         except Exception as error:  # the learner's code
             hint = ""
-            if "saved_tensors" in str(error) or "save_for_forward" in str(error):
+            if "tangents" in str(error):
+                hint = (" jvp returns one tangent per output (here one tensor), not one per "
+                        "input: the inputs' tangents combine into it.")
+            elif "saved_tensors" in str(error) or "save_for_forward" in str(error):
                 hint = (" jvp reads what forward kept with ctx.save_for_forward(...), as "
                         "backward reads ctx.save_for_backward(...).")
             return CheckResult(False, f"{title}.apply on dual tensors raised "
