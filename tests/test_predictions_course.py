@@ -138,7 +138,7 @@ def test_each_reveal_comes_after_its_lock_and_an_experiment(path):
         assert between or (reveal_tree and len(reveal_tree.body) > 1), (
             f"{path.name}: no experiment between {name}'s lock and its reveal")
         for cell in between:
-            assert set(tags(cell)) & {"experiment", "solution", "check"}, (
+            assert set(tags(cell)) & {"experiment", "solution", "check", "compare-with-yours"}, (
                 f"{path.name}: a cell of {name}'s experiment is not tagged 'experiment' (its "
                 f"stored output would show the answer in the student copy):\n"
                 + "".join(cell["source"]))
