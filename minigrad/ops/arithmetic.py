@@ -15,6 +15,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
+from ..tensor_rules import takes_out
 from ..tensor_rules import broadcast_error
 from .._tensor import Tensor
 from ..tensor_rules import check_tensor
@@ -440,6 +441,7 @@ def _pair(name, input, other):
     return a, np.asarray(b, dtype=a.dtype), t
 
 
+@takes_out
 def atan2(input, other):
     """The angle of the point (other, input), in (-pi, pi]: ``atan(input / other)`` with the
     quadrant from both signs."""
@@ -450,6 +452,7 @@ def atan2(input, other):
     return Atan2Backward0.run((input, other), y, x)
 
 
+@takes_out
 def fmod(input, other):
     """The remainder of ``input / other`` with the sign of ``input`` (C's fmod; ``%`` takes
     the sign of ``other``)."""
@@ -461,6 +464,7 @@ def fmod(input, other):
     return FmodBackward1.run((input, t), a, b)
 
 
+@takes_out
 def lerp(input, end, weight):
     """``input + weight * (end - input)``: the point a fraction ``weight`` of the way from
     ``input`` to ``end``."""
