@@ -186,7 +186,8 @@ class InPlaceMethods:
             before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, positions))
         result = compute(before)
         _check_result(self, result)
-        np.copyto(self._data, result._data, casting="unsafe")
+        # (an expanded view is written only by ops that allow it: zero_, fill_, ...)
+        np.copyto(writable(self._data), result._data, casting="unsafe")
         self._bump_version()
         saved_output_is(result._grad_fn, result._data, self._data, self._version_counter)
         node = d.ViewCopySlices((old, gradient_node(result)),
@@ -416,7 +417,8 @@ class InPlaceMethods:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
                                    f"tensor with {value_tensor.ndim} dimensions.")
             value = value_tensor.item()
-        recorded = self._check_inplace(value_tensor, overlapping=True)
+        # (an expanded tensor: PyTorch fills it with a number, never with a tensor's value)
+        recorded = self._check_inplace(value_tensor, overlapping=value_tensor is None)
         if recorded and getattr(self, "_view", None) is not None:  # through the root's CopySlices
             return self._record_in_place(
                 lambda before: wrap(np.full_like(before._data, value)) if value_tensor is None

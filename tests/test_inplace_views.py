@@ -260,6 +260,10 @@ REFUSED = {
     "expand (one element seen twice)": "h = lib.ones(4, requires_grad=True) * 1; "
                                        "h.expand(3, 4).mul_(2)",
     "expand of a tensor outside the graph": "h = lib.ones(4); h.expand(3, 4).add_(e)",
+    "fill_ of an expanded view with a tensor": "h = lib.ones(4); h.expand(3, 4).fill_(e[0])",
+    "backward through zero_ of an expanded view": "h = lib.ones(4, requires_grad=True) * 1; "
+                                                   "v = h.expand(3, 4); v.zero_(); "
+                                                   "h = h.detach() + 1; v.sum().backward()",
 }
 
 

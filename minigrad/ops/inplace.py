@@ -159,6 +159,10 @@ class ViewCopySlices(Op):
 
     def backward(self, grad):
         positions = self.positions
+        if np.unique(positions).size != positions.size:  # an expanded view was written
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
         if type(grad) is _ndarray or isinstance(grad, np.generic):
             rest = np.array(grad)  # a copy (C order), an array for a 0-dim one too
             part = rest.reshape(-1)[positions]

@@ -340,28 +340,24 @@ class Op(Node):
 
 def note_view(view, base):
     """``view`` (a Tensor an op made) views ``base``'s memory: it shares base's version
-    counter (changing one in place changes the other), and remembers in ``_view`` the
-    tensor that owns the memory (base, or base's own root: PyTorch's ``_base``), for an
-    in-place change of it (recorded there, PyTorch's CopySlices). In grad mode the view is noted on the counter (``register_view``),
-    so that a recorded change gives it a new grad_fn (not for a view of a leaf that
-    requires grad: no change of it is ever recorded); a view made in no_grad mode is marked
-    so, ``(base, None)`` (PyTorch refuses to record an in-place change of it), as are the
-    views of ``multi_output_views``, ``(base, message)``."""
+    counter (changing one in place changes the other), and remembers its base in ``_view``
+    (the chain of bases ends at the tensor that owns the memory, PyTorch's ``_base``), for
+    an in-place change of it (recorded there: PyTorch's CopySlices). In grad mode the view
+    is noted on the counter (``register_view``), so that a recorded change gives it a new
+    grad_fn (not for a view of a leaf that requires grad: no change of it is ever
+    recorded); a view made in no_grad mode is marked so, ``(base, None)`` (PyTorch refuses
+    to record an in-place change of it), as are the views of ``multi_output_views``,
+    ``(base, message)``."""
     counter = base._version_counter
     if counter is None:
         counter = base._version_counter = VersionCounter()
     view._version_counter = counter
-    above = getattr(base, "_view", None)  # base a view itself: its root, and how it was made
     if GradMode.enabled:
-        if above is None:
-            view._view = base
-        else:
-            view._view = above  # the root (or a view made in no_grad mode's mark: kept)
+        view._view = base
         if base._grad_fn is not None or not base._requires_grad:
             register_view(counter, view)
     else:
-        view._view = (base if above is None else above[0] if type(above) is tuple
-                      else above, None)
+        view._view = (base, None)
 
 
 def register_view(counter, view):
