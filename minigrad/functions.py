@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from ._tensor import Tensor, tensor_from
-from .tensor_rules import write_out
+from .tensor_rules import takes_out, write_out
 from .ops.linalg import matmul as _matmul
 from .ops.shape import cat as _cat, stack as _stack
 
@@ -16,7 +16,8 @@ __all__ = [
     "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "t",
     "softmax", "log_softmax", "allclose", "isclose", "equal", "numel", "clone",
     "detach", "sign", "isnan", "isfinite", "all", "any", "mm", "nonzero", "unique", "bincount",
-    "outer", "split", "chunk", "prod", "cumsum", "gather", "norm",
+    "outer", "split", "chunk", "prod", "cumsum", "gather", "norm", "remainder", "addcmul",
+    "addcdiv", "mv",
 ]
 
 
@@ -55,25 +56,25 @@ def numel(input):
 
 
 # The functions that are their Tensor method with the tensor first.
-pow = method_as_function("pow")
-neg = method_as_function("neg")
-exp = method_as_function("exp")
-log = method_as_function("log")
-sqrt = method_as_function("sqrt")
-abs = method_as_function("abs")
-sin = method_as_function("sin")
-cos = method_as_function("cos")
-tanh = method_as_function("tanh")
-sigmoid = method_as_function("sigmoid")
+pow = takes_out(method_as_function("pow"))
+neg = takes_out(method_as_function("neg"), dtype="same")
+exp = takes_out(method_as_function("exp"))
+log = takes_out(method_as_function("log"))
+sqrt = takes_out(method_as_function("sqrt"))
+abs = takes_out(method_as_function("abs"), dtype="same")
+sin = takes_out(method_as_function("sin"))
+cos = takes_out(method_as_function("cos"))
+tanh = takes_out(method_as_function("tanh"))
+sigmoid = takes_out(method_as_function("sigmoid"))
 relu = method_as_function("relu")
-clamp = method_as_function("clamp")
-clip = method_as_function("clip")
-reciprocal = method_as_function("reciprocal")
-square = method_as_function("square")
-maximum = method_as_function("maximum")
-minimum = method_as_function("minimum")
-amax = method_as_function("amax")
-amin = method_as_function("amin")
+clamp = takes_out(method_as_function("clamp"), dtype="same")
+clip = takes_out(method_as_function("clip"), dtype="same")
+reciprocal = takes_out(method_as_function("reciprocal"))
+square = takes_out(method_as_function("square"))
+maximum = takes_out(method_as_function("maximum"))
+minimum = takes_out(method_as_function("minimum"))
+amax = takes_out(method_as_function("amax"), dtype="same")
+amin = takes_out(method_as_function("amin"), dtype="same")
 argmax = method_as_function("argmax")
 argmin = method_as_function("argmin")
 var = method_as_function("var")
@@ -90,7 +91,7 @@ isclose = method_as_function("isclose")
 equal = method_as_function("equal")
 clone = method_as_function("clone")
 detach = method_as_function("detach")
-sign = method_as_function("sign")
+sign = takes_out(method_as_function("sign"), dtype="same")
 isnan = method_as_function("isnan")
 isfinite = method_as_function("isfinite")
 all = method_as_function("all")
@@ -99,8 +100,8 @@ nonzero = method_as_function("nonzero")
 unique = method_as_function("unique")
 bincount = method_as_function("bincount")
 chunk = method_as_function("chunk")
-prod = method_as_function("prod")
-cumsum = method_as_function("cumsum")
+prod = takes_out(method_as_function("prod"), dtype="any")
+cumsum = takes_out(method_as_function("cumsum"), dtype="any")
 gather = method_as_function("gather")
 norm = method_as_function("norm")
 
@@ -144,7 +145,20 @@ def div(input, other, *, out=None):
 
 def matmul(input, other, *, out=None):
     """The matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
-    return write_out(out, _matmul(input, other), "matmul", (input, other))
+    return write_out(out, _matmul(input, other), "matmul", (input, other), "same")
+
+
+remainder = takes_out(method_as_function("remainder"))
+addcmul = takes_out(method_as_function("addcmul"))
+addcdiv = takes_out(method_as_function("addcdiv"))
+
+
+def mv(input, vec, *, out=None):
+    """The product of a matrix and a vector (2-D and 1-D only, unlike matmul)."""
+    if np.ndim(input) != 2 or np.ndim(vec) != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {np.ndim(input)}, "
+                           f"{np.ndim(vec)} (mv takes a matrix, then a vector)")
+    return write_out(out, _matmul(input, vec), "mv", (input, vec), "same")
 
 
 def mm(input, mat2, *, out=None):
@@ -154,12 +168,14 @@ def mm(input, mat2, *, out=None):
             raise RuntimeError(f"mm(): expected 2-D tensors, got shapes "
                                f"{list(np.shape(input))} and {list(np.shape(mat2))} "
                                "(matmul takes other shapes)")
-    return write_out(out, _matmul(input, mat2), "mm", (input, mat2))
+    return write_out(out, _matmul(input, mat2), "mm", (input, mat2), "same")
 
 
 @_numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    return write_out(out, _tensor(input).sum(dim, keepdim, dtype=dtype), "sum", (input,))
+    if dtype is None and isinstance(out, Tensor):
+        dtype = out.dtype  # (computed in out's dtype, as PyTorch does)
+    return write_out(out, _tensor(input).sum(dim, keepdim, dtype=dtype), "sum", (input,), "any")
 
 
 @_numpy_names

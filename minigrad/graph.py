@@ -185,11 +185,19 @@ class VersionCounter:
     the tensor too. ``.data`` gets a counter of its own, as in PyTorch.
 
     An ``Op`` notes the version of each tensor it saves; backward refuses if it changed
-    (``Op.check_saved``). Tensor, through its in-place ops, is the only one that bumps it."""
-    __slots__ = ("_version",)  # a Tensor and a counter both answer ``._version``
+    (``Op.check_saved``). Tensor, through its in-place ops, is the only one that bumps it.
+
+    ``views`` (None until the first one) holds weak references to the views of this memory
+    made in grad mode (``ops.op.register_view``): when an in-place change is recorded (the
+    tensor that owns the memory gets a new grad_fn, ``CopySlices`` for a change through a
+    view), each view still alive gets a grad_fn that views the new one (PyTorch regenerates
+    a view's grad_fn too), so what uses a view afterwards sends its gradient through the
+    change."""
+    __slots__ = ("_version", "views")  # a Tensor and a counter both answer ``._version``
 
     def __init__(self):
         self._version = 0
+        self.views = None
 
 
 VERSION_MESSAGE = (
@@ -286,7 +294,7 @@ class Node:
 
     # Can ``apply`` take a Tensor gradient and record its work (create_graph=True)?
     twice_differentiable = False
-    # Does the node's output view its input's memory? (Then backward checks that memory.)
+    # Does the node's output view its input's memory? (Then it shares its version counter.)
     is_view = False
 
     def __init__(self, inputs, saved=()):

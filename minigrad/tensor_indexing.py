@@ -245,24 +245,6 @@ def _is_view_at(value, array, index):
             and value.__array_interface__["data"][0] == target.__array_interface__["data"][0])
 
 
-def unchanged_view_nodes(tensors):
-    """The view nodes of ``tensors`` whose memory has not changed since they were made
-    (a changed one must keep refusing backward: something may have used the stale view)."""
-    nodes = []
-    for t in tensors:
-        node = t._grad_fn
-        viewed = getattr(node, "viewed", None)
-        if viewed is not None and viewed[0]._version == viewed[1]:  # (counter, version, ...)
-            nodes.append(node)
-    return nodes
-
-
-def forget_viewed(node):
-    """A view node whose memory is about to change through this very view: the change is
-    recorded (CopySlices), so what used the view before may still backward."""
-    node.viewed = None
-
-
 def _index_tensors(key):
     """The tensors in an index (``x[idx]``, ``x[i, mask]``): backward checks their versions
     when their arrays were saved."""
@@ -309,9 +291,7 @@ class IndexingMethods:
             if GradMode.enabled:
                 node_class = indexing.view_node_class(index, a.shape) if self._requires_grad \
                     else indexing.SliceBackward0
-                out = node_class.run((self,), a, key=index)
-                out._view = (self, index)  # so an in-place change of out can be recorded in self
-                return out
+                return node_class.run((self,), a, key=index)
             return indexing.SliceBackward0.run((self,), a, key=index)  # a view: one version
         except IndexError as error:
             raise IndexError(f"{error} (tensor of shape {list(self.shape)})") from None
@@ -343,7 +323,7 @@ class IndexingMethods:
             if index is not None:  # PyTorch applies ints (and slices) first: their IndexError
                 a[index]
             raise
-        if recorded and a.base is not None:  # a view: assign in a copy, record it in the root
+        if recorded and getattr(self, "_view", None) is not None:  # a view: through its root
             self._record_in_place(lambda before: _assigned(before, key, value))
             return
         if recorded:
@@ -365,6 +345,7 @@ class IndexingMethods:
         self._bump_version()  # a node that saved the old values refuses backward
         if recorded:
             self._set_grad_fn(node)
+            self._views_follow()  # its views now view the changed tensor
 
     def gather(self, dim, index, *, sparse_grad=False):
         """Pick along ``dim`` the positions that ``index`` names; the result has the index's

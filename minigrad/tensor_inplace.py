@@ -3,8 +3,14 @@
 
 An in-place op changes a tensor's memory, so it bumps the version counter (backward then
 refuses saved values that changed), refuses leaves that require grad, and is recorded for
-backward when the tensor is part of a graph, through the view it was made from if it is one.
-The optimizers' updates take the fast path at the top of ``add_`` and ``mul_``.
+backward when the tensor is part of a graph. A change through a view (made by any view op:
+``x[i]``, ``x.T``, ``x.view(...)``, ``x.diagonal()``, ...) is recorded as PyTorch records
+it: the tensor that owns the memory gets a ``CopySlices`` node, and every view of it still
+alive a new grad_fn (``AsStridedBackward0``) that views it, so earlier views used
+afterwards send their gradient through the change. PyTorch's refusals are kept, with its
+messages: a view of a leaf that requires grad, a view made in no_grad mode, and the views
+``unbind``, ``split`` and ``chunk`` return. The optimizers' updates take the fast path at
+the top of ``add_`` and ``mul_``.
 """
 
 import functools
@@ -14,11 +20,12 @@ import numpy as np
 
 from .ops import inplace as d
 from .graph import GradMode, saved_output_is
+from .ops.op import live_views
 from ._tensor import tensor_from
-from .tensor_indexing import edges_of, forget_viewed, unchanged_view_nodes
+from .tensor_indexing import edges_of
 from .tensor_rules import (bool_subtraction_error, broadcast_error, can_hold, cannot_hold,
                            int_bounds, int_operand, kind_of, needs_grad, number_as,
-                           OVERLAPPING_WRITE, true_divide, writable)
+                           OVERLAPPING_WRITE, scalar_name, true_divide, writable)
 
 from ._tensor import Tensor, wrap
 from .graph import gradient_node
@@ -32,12 +39,57 @@ LEAF_INPLACE = (
     "To change a parameter by hand, do it without recording: `with minigrad.no_grad(): "
     "w -= lr * w.grad` (that is what optimizer.step() does).")
 
-VIEW_INPLACE = (
-    "an in-place operation on a view of another tensor's memory (a slice x[...], x.T, "
-    "x.view(...), x.squeeze(), ...) cannot be recorded for backward: minigrad does not track "
-    "how the change reaches the tensor it views, so that tensor's gradient would be wrong. "
-    "Work out of place (y = x[:2] * 0), or assign through the tensor that owns the memory "
-    "(h[:2] = 0), which minigrad records.")
+LEAF_VIEW_INPLACE = ("a view of a leaf Variable that requires grad is being used in an in-place "
+                     "operation.")
+
+NO_GRAD_VIEW_INPLACE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you want "
+    "the inplace to be tracked).")
+
+
+def _view_root(t):
+    """The tensor that owns ``t``'s memory (at the end of its chain of ``_view``s), or
+    raise PyTorch's error for a view whose change in grad mode it refuses: made in no_grad
+    mode (or of such a view), returned by unbind/split/chunk, or viewing a leaf that
+    requires grad."""
+    while True:
+        base = getattr(t, "_view", None)
+        if base is None:
+            break
+        if type(base) is tuple:
+            base, refusal = base
+            raise RuntimeError(NO_GRAD_VIEW_INPLACE if refusal is None else refusal)
+        t = base
+    if t._grad_fn is None and t._requires_grad:
+        raise RuntimeError(LEAF_VIEW_INPLACE)
+    return t
+
+
+def _root_of(t):
+    """The end of ``t``'s chain of ``_view``s (``t`` itself when it is no view)."""
+    while True:
+        base = getattr(t, "_view", None)
+        if base is None:
+            return t
+        t = base[0] if type(base) is tuple else base
+
+
+def _regenerate_views(root):
+    """After ``root`` got a new grad_fn by a recorded in-place change: each view of it made
+    in grad mode and still alive gets a new grad_fn that views ``root``'s (PyTorch
+    regenerates a view's grad_fn the same way), so what uses it from now on sends its
+    gradient through the change; what used it before keeps the node it had."""
+    node = root._grad_fn
+    for view in live_views(root._version_counter):
+        if view is not root and _root_of(view) is root:
+            try:
+                positions = d.element_positions(root._data, view._data)
+            except RuntimeError:
+                continue  # (root.data was replaced: the view no longer looks into it)
+            view._set_grad_fn(d.AsStridedBackward0((node,), root._data.shape, positions))
 
 
 def _direct(t, other):
@@ -86,9 +138,9 @@ class InPlaceMethods:
         return self
 
     def _check_inplace(self, other=None, overlapping=False):
-        """True when the update must be recorded in the graph. Raises for a leaf that
-        requires grad (PyTorch's rule: nothing changes, and the error says what to do) and
-        for a view, whose change minigrad could not record in the tensor it views."""
+        """True when the update must be recorded in the graph. Raises, as PyTorch does, for
+        a leaf that requires grad (nothing changes, and the error says what to do) and for
+        the views whose change PyTorch refuses to record (see ``_view_root``)."""
         t = other if isinstance(other, Tensor) else None
         if not (overlapping or self._data.flags.writeable):
             raise RuntimeError(OVERLAPPING_WRITE)
@@ -96,10 +148,10 @@ class InPlaceMethods:
             # (an integer or bool tensor cannot require grad.) In forward mode, a tangent
             # to update takes _record_in_place's path too: it has the op out of place.
             return bool(LEVELS) and forward_mode() and _carries_tangent((self, t))
+        if getattr(self, "_view", None) is not None:
+            _view_root(self)
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
-        if self._data.base is not None:
-            self._view_root()
         return True
 
     def _record_in_place(self, compute):
@@ -110,65 +162,46 @@ class InPlaceMethods:
         result; nothing changes if it raises."""
         if LEVELS and forward_mode():
             return _record_with_tangent(self, compute)
-        if self._data.base is not None:
+        if getattr(self, "_view", None) is not None:
             return self._record_in_place_on_view(compute)
         result = compute(wrap(self._data.copy(), self._grad_fn))
-        _check_output_shape(self, result._data.shape)
-        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
-            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
-                               f"output type {self.dtype}")
+        _check_result(self, result)
         np.copyto(self._data, result._data, casting="unsafe")
         self._bump_version()
         saved_output_is(result._grad_fn, result._data, self._data, self._version_counter)
         self._set_grad_fn(result._grad_fn)
+        self._views_follow()
         return self
 
-    def _view_root(self):
-        """``(root, path)`` for a view whose in-place change minigrad can record: made by
-        basic indexing in grad mode (perhaps of a view made the same way) of ``root``, which
-        owns the memory and is in the graph (not a leaf), so that every other view of it made
-        in grad mode has a node that refuses backward once the memory changes. Raises
-        otherwise: PyTorch's error for a view of a leaf, minigrad's for the rest."""
-        path, t = [], self
-        while getattr(t, "_view", None) is not None:
-            t, key = t._view
-            path.append(key)
-        if t._grad_fn is None and t._requires_grad and path:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation. " + LEAF_INPLACE.split(". ", 1)[1])
-        if not path or self._data.base is not t._data or t._grad_fn is None:
-            raise RuntimeError(VIEW_INPLACE)
-        return t, tuple(reversed(path))
+    def _views_follow(self):
+        """After this tensor got a new grad_fn by a recorded in-place change: its views get
+        new ones (``_regenerate_views``)."""
+        counter = self._version_counter
+        if counter is not None and counter.views:
+            _regenerate_views(self)
 
     def _record_in_place_on_view(self, compute):
-        """``_record_in_place`` for a view ``root[path]`` (PyTorch's CopySlices): the view's
-        memory changes, ``root`` gets a node that sends the gradient of the changed part to
-        the op and the rest to its old node, and the view becomes a view of the new ``root``."""
-        root, path = self._view_root()
+        """``_record_in_place`` for a view (PyTorch's CopySlices): the view's memory
+        changes, the tensor that owns it (``root``) gets a node that sends the gradient of
+        the changed elements to the op and the rest to its old node, and every view of
+        ``root`` (this one first) becomes a view of the new ``root``."""
+        root = _view_root(self)
         old = gradient_node(root)
+        positions = d.element_positions(root._data, self._data)
         before = wrap(self._data.copy())
         if old is not None:
-            before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, path))
+            before._set_grad_fn(d.AsStridedBackward0((old,), root._data.shape, positions))
         result = compute(before)
-        _check_output_shape(self, result._data.shape)
-        if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
-            raise RuntimeError(f"result type {result.dtype} can't be cast to the desired "
-                               f"output type {self.dtype}")
-        chain = [self]
-        while len(chain) < len(path):
-            chain.append(chain[-1]._view[0])
-        unchanged = unchanged_view_nodes(chain)
-        np.copyto(self._data, result._data, casting="unsafe")
+        _check_result(self, result)
+        # (an expanded view is written only by ops that allow it: zero_, fill_, ...)
+        np.copyto(writable(self._data), result._data, casting="unsafe")
         self._bump_version()
+        saved_output_is(result._grad_fn, result._data, self._data, self._version_counter)
         node = d.ViewCopySlices((old, gradient_node(result)),
-                                (root._data.shape, self._data.shape), path)
+                                (root._data.shape, self._data.shape), positions)
         root._set_grad_fn(node)
-        # This view and the views it was made from are views of the new root now. Their old
-        # nodes stay in the graph of what used them before the change, which was right.
-        for old_node in unchanged:
-            forget_viewed(old_node)
-        for depth, t in zip(range(len(path), 0, -1), chain):
-            t._set_grad_fn(d.AsStridedBackward0((node,), root._data.shape, path[:depth], root))
+        self._set_grad_fn(d.AsStridedBackward0((node,), root._data.shape, positions))
+        _regenerate_views(root)
         return self
 
     def _inplace(self, other, ufunc, out_of_place, name):
@@ -333,9 +366,30 @@ class InPlaceMethods:
         self._bump_version()
         return self
 
+    def _in_place(self, compute, args=()):
+        """``self`` holds ``compute(self)`` afterwards (the in-place form of an op): recorded
+        when it needs to be (``_record_in_place``), else written directly. ``args``: the
+        op's other arguments (a tensor among them that requires grad is recorded too).
+        PyTorch's errors: a result of another shape, or of a dtype ``self`` cannot hold
+        (``int_tensor.exp_()``)."""
+        other = None
+        for arg in args:
+            if isinstance(arg, Tensor) and (other is None or arg._requires_grad):
+                other = arg
+        if self._check_inplace(other):
+            return self._record_in_place(compute)
+        result = compute(self)
+        _check_result(self, result)
+        np.copyto(self._data, result._data, casting="unsafe")
+        self._bump_version()
+        return self
+
     def clamp_(self, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if any(isinstance(b, Tensor) and (b._data.size != 1 or b._requires_grad)
+               for b in (min, max)):  # tensor bounds: clamp's rule, elementwise
+            return self._in_place(lambda t: t.clamp(min, max), (min, max))
         low = min.item() if isinstance(min, Tensor) else min
         high = max.item() if isinstance(max, Tensor) else max
         for bound in (low, high):
@@ -352,12 +406,13 @@ class InPlaceMethods:
     def zero_(self):
         """Set every element to 0 in place (``x.grad.zero_()`` in chapter 4)."""
         recorded = self._check_inplace(overlapping=True)
-        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+        if recorded and getattr(self, "_view", None) is not None:  # through the root's CopySlices
             return self._record_in_place(lambda before: wrap(np.zeros_like(before._data)))
         writable(self._data).fill(0)
         self._bump_version()
         if recorded:
             self._set_grad_fn(d.ZeroBackward0((gradient_node(self),), (self._data.shape,)))
+            self._views_follow()
         return self
 
     def fill_(self, value):
@@ -369,8 +424,9 @@ class InPlaceMethods:
                 raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
                                    f"tensor with {value_tensor.ndim} dimensions.")
             value = value_tensor.item()
-        recorded = self._check_inplace(value_tensor, overlapping=True)
-        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+        # (an expanded tensor: PyTorch fills it with a number, never with a tensor's value)
+        recorded = self._check_inplace(value_tensor, overlapping=value_tensor is None)
+        if recorded and getattr(self, "_view", None) is not None:  # through the root's CopySlices
             return self._record_in_place(
                 lambda before: wrap(np.full_like(before._data, value)) if value_tensor is None
                 else value_tensor.to(self.dtype).expand(self.shape) * 1)
@@ -389,6 +445,7 @@ class InPlaceMethods:
                 self._set_grad_fn(d.FillBackward3(edges_of(self, value_tensor),
                                                   (self._data.shape, ()),
                                                   value_tensor._data.dtype))
+            self._views_follow()
         return self
 
     def copy_(self, src):
@@ -400,7 +457,7 @@ class InPlaceMethods:
         except ValueError:
             raise broadcast_error(self._data, src_t._data, "copy_") from None
         recorded = self._check_inplace(src_t)
-        if recorded and self._data.base is not None:  # a view: through its base's CopySlices
+        if recorded and getattr(self, "_view", None) is not None:  # through the root's CopySlices
             return self._record_in_place(lambda _: src_t.expand(self.shape).to(self.dtype) * 1)
         np.copyto(self._data, src_t._data, casting="unsafe")
         self._bump_version()
@@ -408,6 +465,7 @@ class InPlaceMethods:
             self._set_grad_fn(d.CopyBackwards(edges_of(self, src_t),
                                               (self._data.shape, src_t._data.shape),
                                               src_t._data.dtype))
+            self._views_follow()
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
@@ -428,6 +486,36 @@ def _output_shape_error(tensor, shape, where=""):
     it writes into (``a += b`` with ``b`` of more dimensions, ``copy_`` from a bigger one)."""
     return RuntimeError(f"output with shape {list(tensor.shape)} doesn't match the broadcast "
                         f"shape {list(shape)}{where}")
+
+
+def _check_result(tensor, result):
+    """PyTorch's errors for an in-place op whose ``result`` does not fit in ``tensor``: another
+    shape (broadcast beyond it), or a dtype it cannot hold (a float into an integer tensor)."""
+    _check_output_shape(tensor, result._data.shape)
+    if not np.can_cast(result._data.dtype, tensor._data.dtype, casting="same_kind"):
+        raise RuntimeError(f"result type {scalar_name(result._data.dtype)} can't be cast to the "
+                           f"desired output type {scalar_name(tensor._data.dtype)}")
+
+
+def _in_place_form(name):
+    """``x.<name>_(...)``: the method ``x.<name>(...)`` done in place (``x.exp_()``)."""
+    def method(self, *args, **kwargs):
+        return self._in_place(lambda t: getattr(t, name)(*args, **kwargs),
+                              args + tuple(kwargs.values()))
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"``x.{name}(...)`` in place: x holds the result (PyTorch's ``{name}_``)."
+    return method
+
+
+# The in-place forms PyTorch has of these methods, each ``_in_place_form(name)``.
+IN_PLACE_FORMS = ("abs", "neg", "ceil", "floor", "round", "trunc", "frac", "sign", "exp", "log",
+                  "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tanh", "sigmoid", "sinh", "cosh",
+                  "asin", "acos", "atan", "erf", "expm1", "log1p", "log2", "log10", "nan_to_num",
+                  "pow", "clamp_min", "clamp_max", "square", "fmod", "remainder", "atan2",
+                  "floor_divide", "true_divide", "logical_not", "cumsum", "cumprod")
+for _name in IN_PLACE_FORMS:
+    setattr(InPlaceMethods, _name + "_", _in_place_form(_name))
+del _name
 
 
 def _check_output_shape(tensor, shape):

@@ -6,6 +6,8 @@ dimensions clash, and a few small checks.
 """
 
 import builtins
+import functools
+import inspect
 import math
 import numbers
 import warnings
@@ -223,11 +225,14 @@ def run_in_place(self, other, out_of_place):
     return self
 
 
-def write_out(out, result, name, inputs):
+def write_out(out, result, name, inputs, dtype="same_kind"):
     """``result`` written into ``out`` as PyTorch's ``out=`` does: the values are copied
-    into out's memory (cast to its dtype, which must be able to hold them), and an ``out``
-    of another shape is resized (with PyTorch's warning unless it was empty). No graph is
-    recorded, so no input (nor ``out``) may require grad. Returns ``out``."""
+    into out's memory, and an ``out`` of another shape is resized (with PyTorch's warning
+    unless it was empty). No graph is recorded, so no input (nor ``out``) may require grad.
+    ``dtype``, the op's rule for out's dtype in PyTorch: ``"same_kind"`` (cast to it, if it
+    can hold the result: exp, add, ...), ``"same"`` (the result's dtype only: floor, abs,
+    clamp, matmul, ...) or ``"any"`` (out's dtype is the one computed in: sum, cumsum,
+    prod). Returns ``out``."""
     if out is None:
         return result
     if not isinstance(out, Tensor):
@@ -238,7 +243,11 @@ def write_out(out, result, name, inputs):
                            "differentiation, but one of the arguments requires grad. Compute "
                            f"without out= (y = {name}(...)), or under minigrad.no_grad().")
     value, target = result._data, out._data
-    if not np.can_cast(value.dtype, target.dtype, casting="same_kind"):
+    if dtype == "same" and value.dtype != target.dtype:
+        raise RuntimeError(f"{name}(): found dtype {scalar_name(target.dtype)} for out= but "
+                           f"expected {scalar_name(value.dtype)}, the dtype of the result "
+                           f"(give out= that dtype: out.to({dtypes.from_numpy(value.dtype)}))")
+    if dtype != "any" and not np.can_cast(value.dtype, target.dtype, casting="same_kind"):
         raise RuntimeError(f"result type {scalar_name(value.dtype)} can't be cast to the "
                            f"desired output type {scalar_name(target.dtype)}")
     if value.shape == target.shape:
@@ -255,3 +264,33 @@ def write_out(out, result, name, inputs):
         out._data = value.astype(target.dtype, copy=True)
     out._bump_version()
     return out
+
+
+def takes_out(function=None, *, dtype="same_kind"):
+    """``function`` with PyTorch's ``out=`` keyword (``torch.exp(x, out=buf)``): the result
+    is written into ``out`` by ``write_out`` (its rules and errors; ``dtype``: the op's rule
+    for out's dtype, see there), and ``out`` returned. Without ``out`` the function runs as
+    it is. ``@takes_out`` or ``@takes_out(dtype="same")``."""
+    if function is None:
+        return functools.partial(takes_out, dtype=dtype)
+    name = function.__name__
+
+    def with_out(*args, out=None, **kwargs):
+        if dtype == "any" and isinstance(out, Tensor) and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype  # (computed in out's dtype, as PyTorch does)
+        result = function(*args, **kwargs)
+        if out is None:
+            return result
+        return write_out(out, result, name, (*args, *kwargs.values()), dtype)
+
+    signature = inspect.signature(function)
+    parameters = list(signature.parameters.values())
+    at = len(parameters)
+    if parameters and parameters[-1].kind is inspect.Parameter.VAR_KEYWORD:
+        at -= 1  # out goes before **kwargs
+    parameters.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    with_out.__signature__ = signature.replace(parameters=parameters)
+    # (not functools.wraps: the function with out= is the op's public function itself)
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(with_out, attribute, getattr(function, attribute))
+    return with_out

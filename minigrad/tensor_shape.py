@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from .ops import pointwise
+from .ops.op import multi_output_views
 from .ops import shape as ops_shape
 from .tensor_device import shape_args
 
@@ -204,7 +205,10 @@ class ShapeMethods:
             key = (slice(None),) * dim + (slice(start, start + size),)
             pieces.append(self[key])
             start += size
-        return tuple(pieces)
+        # PyTorch refuses in-place changes of them (chunk's are Split's)
+        name = "Split" if isinstance(split_size_or_sections, (numbers.Integral, Tensor)) \
+            else "SplitWithSizes"
+        return multi_output_views(tuple(pieces), name)
 
     def chunk(self, chunks, dim=0):
         """``chunks`` pieces (or fewer) of equal size along ``dim``, the last may be smaller."""

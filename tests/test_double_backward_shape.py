@@ -294,11 +294,12 @@ def test_too_many_indices_is_numpy_s_index_error():
 
 
 def test_as_strided_node_takes_arrays_or_tensors():
-    # made by the in-place machinery as AsStridedBackward0((node,), root_shape, path)
+    # made by the in-place machinery as AsStridedBackward0((node,), root_shape, positions):
+    # the view [1, 1:3] of a (3, 4) tensor is its elements 5 and 6
     from minigrad.ops.indexing import AsStridedBackward0
     x = mg.tensor(np.ones(2), requires_grad=True)
     y = x * 1.0
-    node = AsStridedBackward0((y.grad_fn,), (3, 4), ((1,), (slice(1, 3),)))
+    node = AsStridedBackward0((y.grad_fn,), (3, 4), np.array([5, 6]))
     expected = np.zeros((3, 4))
     expected[1, 1:3] = [5.0, 6.0]
     (g,) = node.apply(np.array([5.0, 6.0]))

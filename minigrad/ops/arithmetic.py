@@ -17,6 +17,7 @@ from . import formulas
 from .op import Op
 from .tangents import (auto_element_wise, auto_linear, constant, scaled, tangent_sum,
                        zero_tangent)
+from ..tensor_rules import takes_out
 from ..tensor_rules import broadcast_error
 from .._tensor import Tensor
 from ..tensor_rules import check_tensor
@@ -520,6 +521,7 @@ def _pair(name, input, other):
     return a, np.asarray(b, dtype=a.dtype), t
 
 
+@takes_out
 def atan2(input, other):
     """The angle of the point (other, input), in (-pi, pi]: ``atan(input / other)`` with the
     quadrant from both signs."""
@@ -530,6 +532,7 @@ def atan2(input, other):
     return Atan2Backward0.run((input, other), y, x)
 
 
+@takes_out
 def fmod(input, other):
     """The remainder of ``input / other`` with the sign of ``input`` (C's fmod; ``%`` takes
     the sign of ``other``)."""
@@ -541,6 +544,7 @@ def fmod(input, other):
     return FmodBackward1.run((input, t), a, b)
 
 
+@takes_out
 def lerp(input, end, weight):
     """``input + weight * (end - input)``: the point a fraction ``weight`` of the way from
     ``input`` to ``end``."""

@@ -14,6 +14,7 @@ from .formulas import is_array
 from .indexing import DiagonalBackward0_copy, picked
 from .op import Op
 from .tangents import transposed_backward
+from ..tensor_rules import takes_out
 from ..tensor_rules import run_in_place
 
 __all__ = ["TrilBackward0", "TriuBackward0", "DiagonalBackward0", "DiagonalBackwardBackward0",
@@ -173,11 +174,13 @@ def _triangle(input, diagonal, lower):
     return node_cls.run((input,), a, keep=keep)
 
 
+@takes_out(dtype="same")
 def tril(input, diagonal=0):
     """The lower triangle (on and below ``diagonal``) of the last two dims; zeros above."""
     return _triangle(input, diagonal, True)
 
 
+@takes_out(dtype="same")
 def triu(input, diagonal=0):
     """The upper triangle (on and above ``diagonal``) of the last two dims; zeros below."""
     return _triangle(input, diagonal, False)

@@ -25,8 +25,9 @@ from .tangents import auto_linear, transposed_backward
 from .shape import ClonedViewBackward0
 from .._tensor import Tensor
 import numbers
-from .op import saving_versions_of
+from .op import multi_output_views, saving_versions_of
 from .._tensor import wrap
+from ..tensor_rules import takes_out
 
 __all__ = ["SliceBackward0", "SelectBackward0", "AliasBackward0", "IndexUnsqueezeBackward0",
            "UnbindBackward0", "SliceBackwardBackward0", "IndexBackward0",
@@ -168,42 +169,24 @@ def placed(grad, shape, key):
     return SliceBackwardBackward0.run((grad,), grad._data, shape=shape, key=key)
 
 
-def view_at(array, path):
-    """``array[path[0]][path[1]]...``: the part of a tensor that a chain of basic indices
-    viewed (a view, so writing into it writes into ``array``)."""
-    for key in path:
-        array = _element_view(array, key)
-    return array
-
-
 class AsStridedBackward0(Op):
-    """A view ``root[path]`` made again after an in-place change of it (PyTorch's name):
-    the gradient goes back into the viewed part of zeros of the root's shape. Made by
-    ``Tensor``'s in-place machinery as ``AsStridedBackward0((node,), shape, path, root)``,
-    not by ``run``: the op was done by an in-place change, not by a forward pass. ``root``,
-    the tensor it views (None: nothing to check), must not change in place afterwards."""
-    __slots__ = ("path",)
+    """A view made again after an in-place change of the memory it views (PyTorch's name):
+    ``positions`` holds, for each element of the view, its flat position in the tensor
+    that owns the memory (of ``shape``); the gradient is added into zeros of that shape at
+    those positions. Made by ``Tensor``'s in-place machinery as
+    ``AsStridedBackward0((node,), shape, positions)``, not by ``run``: no forward pass
+    made the view again."""
+    __slots__ = ("positions",)
     is_view = True
 
-    def __init__(self, inputs, shape, path, root=None):
+    def __init__(self, inputs, shape, positions):
         super().__init__(inputs, (shape,))
-        self.path = path
-        if root is not None:
-            self.viewed = (root._counter(), root._version, root)
+        self.positions = positions
 
     def backward(self, grad):
         shape = self.input_shape(0)
-        if _is_array(grad):
-            out = np.zeros(shape, dtype=grad.dtype)
-            view_at(out, self.path)[...] = grad
-            return out
-        shapes, part = [], np.broadcast_to(np.zeros((), np.float64), shape)
-        for key in self.path:
-            shapes.append(part.shape)
-            part = _element_view(part, key)
-        for shape, key in zip(reversed(shapes), reversed(self.path)):
-            grad = placed(grad, shape, key)
-        return grad
+        size = int(np.prod(shape, dtype=np.int64))
+        return put(grad, (size,), None, (self.positions,)).reshape(shape)
 
     jvp = transposed_backward
 
@@ -427,6 +410,7 @@ def tile(input, dims):
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
+@takes_out(dtype="same")
 def index_select(input, dim, index):
     dim = input._dim(dim)
     idx = index_array(index, "index_select")
@@ -522,7 +506,7 @@ def unbind(input, dim=0):
     for part in parts:
         if part._grad_fn is not None:
             part._grad_fn.__class__ = UnbindBackward0
-    return parts
+    return multi_output_views(parts, "Unbind")  # (PyTorch refuses in-place changes of them)
 
 
 def narrow(input, dim, start, length):

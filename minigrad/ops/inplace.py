@@ -1,6 +1,12 @@
 """The nodes of in-place changes recorded in the graph: ``fill_``, ``copy_``, ``x[...] = v``
 and a change made through a view (chapters 4 and 5).
 
+A change through a view (``x[0].mul_(2)``, ``x.T.add_(1)``, ``x.view(-1).zero_()``, any
+view op) is recorded as PyTorch records it: the tensor that owns the memory gets a
+``CopySlices`` node (``ViewCopySlices``), and each view of it a new ``AsStridedBackward0``.
+Both find the viewed elements by their memory (``element_positions``), so one pair of
+nodes serves every view op, whatever its shape or strides.
+
 They are ``Op`` classes like every other op, but ``run`` does not make them: the change was
 made in the tensor's memory by ``Tensor``'s in-place methods, which then make the node with
 ``NodeClass(inputs, shapes, ...)``. Their ``backward`` works on arrays and on Tensors, so
@@ -13,7 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..graph import saved_version
 from . import formulas
-from .indexing import index_arrays, view_at, indexed, sliced
+from .indexing import index_arrays, indexed
 # made by Tensor's in-place changes of views, with ViewCopySlices below
 from .indexing import AsStridedBackward0  # noqa: F401
 from .op import Op
@@ -95,29 +101,77 @@ def _mask_outside(shape, first, key):
     return mask
 
 
-class ViewCopySlices(Op):
-    """The root's node after an in-place op on its view ``root[path]``: the viewed part's
-    gradient goes to the op's result, the rest to the root as it was before."""
-    __slots__ = ("path",)
+def _offsets(array, first=0):
+    """The byte offset of each element of ``array`` from ``first``, in ``array``'s shape."""
+    offsets = np.full(array.shape, first, dtype=np.int64)
+    for axis, (n, stride) in enumerate(zip(array.shape, array.strides)):
+        step = np.arange(n, dtype=np.int64) * stride
+        offsets += step.reshape((n,) + (1,) * (array.ndim - axis - 1))
+    return offsets
 
-    def __init__(self, inputs, shapes, path):
+
+def _address(array):
+    return array.__array_interface__["data"][0]
+
+
+def element_positions(root, view):
+    """For each element of ``view`` (an array viewing ``root``'s memory), its flat position
+    in ``root`` (in C order): what ``AsStridedBackward0`` and ``ViewCopySlices`` use, for a
+    view made by any view op (a slice, ``.T``, ``view``, ``diagonal``, ``expand``, ...).
+    Raises when ``view`` is not inside ``root``'s memory (``root.data`` was replaced)."""
+    wanted = _offsets(view, _address(view) - _address(root))
+    if root.dtype != view.dtype:
+        raise RuntimeError(f"an in-place change of a view of dtype {view.dtype} of a tensor "
+                           f"of dtype {root.dtype} cannot be recorded: change a copy")
+    if not root.size:
+        return wanted
+    if root.flags.c_contiguous:
+        positions = wanted // root.itemsize
+        found = (wanted % root.itemsize == 0) & (positions >= 0) & (positions < root.size)
+    else:
+        flat = _offsets(root).reshape(-1)
+        order = np.argsort(flat, kind="stable")
+        at = np.minimum(np.searchsorted(flat[order], wanted), flat.size - 1)
+        positions = order[at]
+        found = flat[positions] == wanted
+    if not found.all():
+        raise RuntimeError("an in-place change of a view could not be recorded: the view no "
+                           "longer looks into the memory of the tensor it was made from (was "
+                           "that tensor's .data replaced?). Change a copy (v = v.clone()).")
+    return positions
+
+
+class ViewCopySlices(Op):
+    """The node of the tensor that owns the memory after an in-place op on a view of it:
+    the gradient of the viewed elements (at ``positions``, see ``element_positions``) goes
+    to the op's result, the rest to the tensor as it was before. PyTorch's CopySlices."""
+    __slots__ = ("positions",)
+
+    def __init__(self, inputs, shapes, positions):
         super().__init__(inputs, shapes)
-        self.path = path
+        self.positions = positions
 
     def name(self):
         return "CopySlices"
 
+    def __repr__(self):
+        return "<CopySlices>"
+
     def backward(self, grad):
-        if type(grad) is _ndarray:
-            rest = grad.copy()
-            view_at(rest, self.path)[...] = 0
-            return rest, view_at(grad, self.path).copy()
-        mask = np.ones(self.input_shape(0), dtype=bool)
-        view_at(mask, self.path)[...] = False
-        part = grad
-        for key in self.path:
-            part = sliced(part, key)
-        return formulas.keep_where(mask, grad), part.clone()
+        positions = self.positions
+        if np.unique(positions).size != positions.size:  # an expanded view was written
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+        if type(grad) is _ndarray or isinstance(grad, np.generic):
+            rest = np.array(grad)  # a copy (C order), an array for a 0-dim one too
+            part = rest.reshape(-1)[positions]
+            rest.reshape(-1)[positions] = 0
+            return rest, part
+        mask = np.ones(grad._data.size, dtype=bool)
+        mask[positions] = False
+        part = indexed(grad.reshape(-1), None, (positions,))
+        return formulas.keep_where(mask.reshape(grad._data.shape), grad), part
 
 
 class IndexPutBackward0(Op):

@@ -14,6 +14,7 @@ from . import formulas
 from .op import Op
 from .tangents import auto_multilinear, tangent_sum
 from .._tensor import Tensor, tensor_from
+from ..tensor_rules import takes_out
 from ..tensor_rules import check_tensor
 from .. import dtypes
 from .op import node_named
@@ -341,6 +342,7 @@ def _einsum_node_name(terms, output):
     return "ViewBackward0" if summed else "MulBackward0"
 
 
+@takes_out(dtype="same")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)`` for matrices (input broadcasts): a linear
     layer's ``bias + x @ W`` in one call."""
@@ -367,6 +369,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 # ------------------------------------------------------------------ functions: dot, bmm
 
+@takes_out(dtype="same")
 def dot(input, tensor):
     """The dot product of two 1-D tensors of the same length and dtype (a 0-dim tensor)."""
     for position, (name, value) in enumerate((("input", input), ("tensor", tensor)), 1):
@@ -387,6 +390,7 @@ def dot(input, tensor):
     return DotBackward0.run((input, tensor), a, b)
 
 
+@takes_out(dtype="same")
 def bmm(input, mat2):
     """The products of two batches of matrices: (b, n, m) @ (b, m, p) -> (b, n, p), with
     no broadcasting (matmul broadcasts)."""

@@ -117,16 +117,19 @@ The check costs the fast path one global flag (``_forward_mode``), set only whil
 level is open.
 """
 
+import weakref
+
 import numpy as np
 
 from .._tensor import wrap
-from ..graph import (FREED_MESSAGE, GradMode, Node, changed_error, check_saved_versions,
+from ..graph import (FREED_MESSAGE, GradMode, Node, VersionCounter, check_saved_versions,
                      gradient_node, node_numbers, saved_version)
 from . import formulas
 from .saved import ComputedInForward
 from .tangents import jvp_name, output_tangent, set_tangent
 
-__all__ = ["Op", "saving_versions_of", "set_forward_mode", "forward_mode"]
+__all__ = ["Op", "forward_mode", "live_views", "multi_output_views", "note_view",
+           "register_view", "saving_versions_of", "set_forward_mode"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -150,11 +153,10 @@ class Op(Node):
     # forward computed, a constant). Only the inputs something saved are kept: the others
     # can be freed, as in PyTorch.
     # kept: graph.saved_version's entry for each tensor whose memory a saved value is (or
-    # views), the output included, checked before backward; viewed, for a view op, its
-    # input's (counter, version, tensor).
+    # views), the output included, checked before backward.
     # In forward mode only: dual, (the options of forward, which inputs were tensors); tangent,
     # the output's tangent (backward's saved output carries it: forward-over-reverse).
-    __slots__ = ("shapes", "sources", "kept", "viewed", "dual", "tangent")
+    __slots__ = ("shapes", "sources", "kept", "dual", "tangent")
 
     twice_differentiable = True
     # The positions (in save_for_backward's order) of saved float arrays forward computed
@@ -192,7 +194,6 @@ class Op(Node):
         Node.__init__(self, inputs)
         self.shapes = shapes
         self.sources = self.kept = ()
-        self.viewed = None
 
     def save_for_backward(self, *values):
         """Keep ``values`` (inputs, the output, or other arrays forward computed): backward
@@ -227,7 +228,7 @@ class Op(Node):
                 out = op._own_output(out)
             result = cls.wrap(out)
             if cls.is_view:
-                result._version_counter = tensors[0]._counter()
+                note_view(result, tensors[0])
             if _forward_mode:
                 forward_step(op, tensors, arrays, options, result)
             return result
@@ -257,7 +258,6 @@ class Op(Node):
         out = op.forward(tensor._data)
         if type(out) is not _ndarray:
             out = op._own_output(out)
-        counter = tensor._counter()
         if edge is None:
             result = cls.wrap(out)
         else:
@@ -265,9 +265,8 @@ class Op(Node):
             op.retained = None
             op.shapes = (tensor._data.shape,)
             op.sources = op.kept = ()
-            op.viewed = (counter, counter._version, tensor)
             result = cls.wrap(out, op)
-        result._version_counter = counter
+        note_view(result, tensor)
         if _forward_mode:
             forward_step(op, (tensor,), (tensor._data,), {}, result)
         return result
@@ -276,11 +275,8 @@ class Op(Node):
         """Note where each saved value came from, keep the input tensors it belongs to and
         their versions now (backward checks them: ``check_saved``); a view shares its
         input's version counter."""
-        self.viewed = None
         if self.is_view:
-            base = tensors[0]
-            counter = result._version_counter = base._counter()
-            self.viewed = (counter, counter._version, base)
+            note_view(result, tensors[0])
             if not self.saved:  # (speed: t(), view(), expand, ...)
                 self.sources = self.kept = ()
                 return
@@ -313,12 +309,9 @@ class Op(Node):
 
     def check_saved(self):
         """Raise PyTorch's error if a tensor this op saved was changed in place since (its
-        version moved), or got other memory by ``x.data = ...``. For a view op: if the memory
-        it views was changed in place, the view's values changed but its graph did not
-        (minigrad does not rebuild it as PyTorch does), so backward through it refuses."""
-        viewed = self.viewed
-        if viewed is not None and viewed[0]._version != viewed[1]:
-            raise changed_error(self, viewed[2]._data, "viewed")
+        version moved), or got other memory by ``x.data = ...``. (A view op saves nothing: a
+        change of the memory it views, recorded, gives the view a new grad_fn, and what used
+        the view before keeps this node, which is still right: see ``note_view``.)"""
         for counter, then, tensor, array in self.kept:  # (check_saved_versions, inlined)
             if counter._version != then or (tensor is not None and tensor._data is not array):
                 check_saved_versions(self, self.kept)  # raises the error
@@ -403,6 +396,76 @@ class Op(Node):
         if self.saved:
             self.saved = None
             self.sources = self.kept = ()
+
+
+def note_view(view, base):
+    """``view`` (a Tensor an op made) views ``base``'s memory: it shares base's version
+    counter (changing one in place changes the other), and remembers its base in ``_view``
+    (the chain of bases ends at the tensor that owns the memory, PyTorch's ``_base``), for
+    an in-place change of it (recorded there: PyTorch's CopySlices). In grad mode the view
+    is noted on the counter (``register_view``), so that a recorded change gives it a new
+    grad_fn (not for a view of a leaf that requires grad: no change of it is ever
+    recorded); a view made in no_grad mode is marked so, ``(base, None)`` (PyTorch refuses
+    to record an in-place change of it), as are the views of ``multi_output_views``,
+    ``(base, message)``."""
+    counter = base._version_counter
+    if counter is None:
+        counter = base._version_counter = VersionCounter()
+    view._version_counter = counter
+    if GradMode.enabled:
+        view._view = base
+        if base._grad_fn is not None or not base._requires_grad:
+            register_view(counter, view)
+    else:
+        view._view = (base, None)
+
+
+def register_view(counter, view):
+    """Remember ``view`` (a Tensor sharing ``counter``'s memory, made in grad mode) weakly,
+    so that a recorded in-place change can give it a new grad_fn. Dead references are
+    dropped each time the list doubles (amortised: a weight viewed at every step, whose
+    views die, keeps a short list)."""
+    views = counter.views
+    if views is None:
+        counter.views = [weakref.ref(view)]
+        return
+    views.append(weakref.ref(view))
+    n = len(views)
+    if n >= 16 and not n & (n - 1):
+        views[:] = [ref for ref in views if ref() is not None]
+
+
+def live_views(counter):
+    """The views ``register_view`` noted for ``counter`` that are still alive."""
+    views = counter.views if counter is not None else None
+    if not views:
+        return []
+    alive = [view for view in (ref() for ref in views) if view is not None]
+    counter.views = [weakref.ref(view) for view in alive] or None
+    return alive
+
+
+_MULTI_OUTPUT = ("This view is the output of a function that returns multiple views. Such "
+                 "functions do not allow the output views to be modified inplace. You should "
+                 "replace the inplace operation by an out-of-place one.")
+
+
+def multi_output_views(views, name):
+    """Mark ``views`` (the pieces ``unbind``, ``split`` or ``chunk`` returned; ``name``:
+    PyTorch's, ``Unbind``, ``Split``, ``SplitWithSizes``) as PyTorch does: an in-place
+    change of one in grad mode is refused, with PyTorch's message (``view._view`` holds
+    it, see ``note_view``). Returns ``views``."""
+    for i, view in enumerate(views):
+        base = getattr(view, "_view", None)
+        if base is None or type(base) is tuple:  # made in no_grad mode: that message
+            continue
+        if base._requires_grad:
+            message = f"Output {i} of {name} is a view and is being modified inplace. "
+        else:
+            message = ("A view was created in no_grad mode and is being modified inplace "
+                       "with grad mode enabled. ")
+        view._view = (base, message + _MULTI_OUTPUT)
+    return views
 
 
 def saving_versions_of(result, *tensors):

@@ -18,6 +18,7 @@ from .op import Op
 from .tangents import auto_element_wise, auto_linear, zero_tangent
 from .._tensor import Tensor
 from ..dtypes import scalar_name
+from ..tensor_rules import takes_out
 from ..tensor_rules import check_tensor, run_in_place, write_out
 
 __all__ = ["LogitBackward0", "ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
@@ -430,21 +431,25 @@ def elementwise(name, input, op):
     return op.run((input,), input._float_data())
 
 
+@takes_out
 def log10(input):
     """The base-10 logarithm of each element (integers give float32)."""
     return elementwise("log10", input, Log10Backward0)
 
 
+@takes_out
 def log2(input):
     """The base-2 logarithm of each element."""
     return elementwise("log2", input, Log2Backward0)
 
 
+@takes_out
 def log1p(input):
     """``log(1 + x)``, exact for tiny x where ``(1 + x).log()`` loses x to rounding."""
     return elementwise("log1p", input, Log1PBackward0)
 
 
+@takes_out
 def expm1(input):
     """``exp(x) - 1``, exact for tiny x where ``x.exp() - 1`` loses x to rounding."""
     return elementwise("expm1", input, Expm1Backward0)
@@ -470,34 +475,41 @@ def logit_(input, eps=None):
 # ------------------------------------------------------- functions: more elementwise functions
 
 
+@takes_out
 def rsqrt(input):
     """``1 / sqrt(x)``."""
     return elementwise("rsqrt", input, RsqrtBackward0)
 
 
+@takes_out
 def erf(input):
     """The error function, ``2/sqrt(pi)`` times the integral of ``e^(-t^2)`` from 0 to x."""
     return elementwise("erf", input, ErfBackward0)
 
 
+@takes_out
 def sinh(input):
     return elementwise("sinh", input, SinhBackward0)
 
 
+@takes_out
 def cosh(input):
     return elementwise("cosh", input, CoshBackward0)
 
 
+@takes_out
 def asin(input):
     """The inverse sine (nan outside [-1, 1])."""
     return elementwise("asin", input, AsinBackward0)
 
 
+@takes_out
 def acos(input):
     """The inverse cosine (nan outside [-1, 1])."""
     return elementwise("acos", input, AcosBackward0)
 
 
+@takes_out
 def atan(input):
     return elementwise("atan", input, AtanBackward0)
 

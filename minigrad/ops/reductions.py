@@ -19,6 +19,7 @@ from .op import Op
 from .tangents import reduction_jvp, transposed_backward
 from .tangents import auto_linear
 from .shape import cat
+from ..tensor_rules import takes_out
 from ..tensor_rules import check_tensor
 from .. import dtypes
 from .op import node_named
@@ -455,6 +456,7 @@ def count_nonzero(input, dim=None):
     return wrap(np.asarray(np.count_nonzero(input._data, axis=axes), dtype=np.int64))
 
 
+@takes_out(dtype="any")
 def cumprod(input, dim, *, dtype=None):
     """The running product along ``dim``: ``out[i] = x[0] * x[1] * ... * x[i]``. Integers
     and bools give int64, as the running sum does."""

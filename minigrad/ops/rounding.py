@@ -14,6 +14,7 @@ from .tangents import auto_element_wise
 from .pointwise import ZeroGradient
 from .._tensor import wrap
 from ..random import numpy_rng
+from ..tensor_rules import takes_out
 from ..tensor_rules import check_tensor, refuse_integers
 
 __all__ = ["FloorBackward0", "CeilBackward0", "RoundBackward0", "RoundBackward1",
@@ -110,21 +111,25 @@ def _rounding(name, input, op, kernel):
     return op.run((input,), a)
 
 
+@takes_out(dtype="same")
 def floor(input):
     """The largest whole number <= each element (integers are returned as they are)."""
     return _rounding("floor", input, FloorBackward0, "floor_vml_cpu")
 
 
+@takes_out(dtype="same")
 def ceil(input):
     """The smallest whole number >= each element."""
     return _rounding("ceil", input, CeilBackward0, "ceil_vml_cpu")
 
 
+@takes_out(dtype="same")
 def trunc(input):
     """Each element with its fraction dropped (rounded toward zero)."""
     return _rounding("trunc", input, TruncBackward0, "trunc_vml_cpu")
 
 
+@takes_out(dtype="same")
 def round(input, *, decimals=0):
     """Each element rounded to ``decimals`` places, halves to even (2.5 -> 2, 3.5 -> 4)."""
     if decimals == 0:
@@ -134,6 +139,7 @@ def round(input, *, decimals=0):
     return RoundBackward1.run((input,), input._data, decimals)
 
 
+@takes_out(dtype="same")
 def frac(input):
     """The fractional part ``x - trunc(x)``, with x's sign."""
     check_tensor("frac", input)
@@ -147,6 +153,7 @@ def isinf(input):
     return wrap(np.isinf(input._data))
 
 
+@takes_out(dtype="same")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """nan -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (default: the dtype's largest
     and smallest finite numbers)."""

@@ -14,6 +14,7 @@ from .op import Op
 from .tangents import auto_element_wise, auto_linear, constant, spread, tangent_sum
 from .. import dtypes
 from .._tensor import Tensor, tensor_from, wrap
+from ..tensor_rules import takes_out
 from ..tensor_rules import broadcast_error
 from .op import saving_versions_of
 from ..graph import GradMode
@@ -216,6 +217,7 @@ def pairwise(a, b, node_cls):
         raise broadcast_error(x, y, node_cls.__name__[:7].lower()) from None
 
 
+@takes_out(dtype="same")
 def where(condition, input=None, other=None):
     """Elementwise choice: ``input`` where ``condition`` holds, ``other`` elsewhere.
     ``where(condition)`` alone is ``condition.nonzero(as_tuple=True)``."""

@@ -11,6 +11,7 @@ import numpy as np
 from . import formulas
 from .op import Op
 from .tangents import auto_element_wise
+from ..tensor_rules import takes_out
 from ..tensor_rules import check_tensor
 from .. import dtypes
 
@@ -104,6 +105,7 @@ class LogsumexpBackward0(Op):
 
 # ------------------------------------------------------------------ functions
 
+@takes_out
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(x)))`` along ``dim``, computed stably: the largest element is taken out
     before exp, so large inputs do not overflow (``x.exp().sum().log()`` gives inf)."""
