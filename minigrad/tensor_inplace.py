@@ -123,6 +123,21 @@ class InPlaceMethods:
         self._set_grad_fn(result._grad_fn)
         return self
 
+    def _assign_with_tangent(self, key, value):
+        """``self[key] = value`` in forward mode: the values (and graph) change as without
+        tangents, and the tangent gets ``value``'s tangent (or 0) at ``key``, in place."""
+        own = tangent_of(self)
+        given = tangent_of(value) if isinstance(value, Tensor) else None
+        set_forward_mode(False)
+        try:
+            self[key] = value
+            tangent = own if own is not None else wrap(np.zeros_like(self._data))
+            tangent[key] = given if given is not None else 0
+        finally:
+            set_forward_mode(True)
+        if own is None:
+            set_tangent(self, tangent)
+
     def _view_root(self):
         """``(root, path)`` for a view whose in-place change minigrad can record: made by
         basic indexing in grad mode (perhaps of a view made the same way) of ``root``, which

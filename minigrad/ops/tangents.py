@@ -97,7 +97,8 @@ def output_tangent(op, tensors, arrays, options, result):
             tangent = tangent.expand(out.shape).contiguous()
     else:
         plain = tuple([None if t is None else t._data for t in tangents])
-        tangent = op.jvp(plain, out, *arrays)
+        with np.errstate(all="ignore"):  # inf and nan, silently, as the forward pass
+            tangent = op.jvp(plain, out, *arrays)
         if tangent is None:
             return
         if isinstance(tangent, Tensor):
@@ -243,8 +244,7 @@ def transposed_backward(self, tangents, out, *inputs):
     with enable_grad():
         g = wrap(np.zeros(np.shape(constant(out)), constant(out).dtype))
         g.requires_grad_(True)
-        saved = [wrap(v) if isinstance(v, np.ndarray) and v.dtype.kind in "fc" else v
-                 for v in fresh.saved]
+        saved = [wrap(v) if isinstance(v, np.ndarray) else v for v in fresh.saved]
         grads = fresh.backward(g, *saved)
         grads = grads if type(grads) is tuple else (grads,)
         total = None
