@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes
 from .ops import inplace as d
 from .ops import indexing
-from .ops.op import saving_versions_of
+from .ops.op import forward_mode, saving_versions_of
 from .graph import GradMode
 from .tensor_rules import NUMBER_TYPES, number_as, one_dim
 
@@ -323,6 +323,9 @@ class IndexingMethods:
             if index is not None:  # PyTorch applies ints (and slices) first: their IndexError
                 a[index]
             raise
+        if recorded and forward_mode():  # a tangent to update (forward mode, chapter 13)
+            self._assign_with_tangent(key, value)
+            return
         if recorded and getattr(self, "_view", None) is not None:  # a view: through its root
             self._record_in_place(lambda before: _assigned(before, key, value))
             return

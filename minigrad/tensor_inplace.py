@@ -97,7 +97,7 @@ def _direct(t, other):
     number), or None when the general path must decide: something to record, another
     dtype, a tensor that is not float, or memory that cannot be written."""
     a = t._data  # (memory that cannot be written: numpy raises ValueError, as for shapes)
-    if a.dtype.kind != "f":
+    if a.dtype.kind != "f" or LEVELS:  # (a dual level: tangents may need updating)
         return None
     if isinstance(other, Tensor):
         if other._data.dtype is not a.dtype or (
@@ -179,6 +179,21 @@ class InPlaceMethods:
         counter = self._version_counter
         if counter is not None and counter.views:
             _regenerate_views(self)
+
+    def _assign_with_tangent(self, key, value):
+        """``self[key] = value`` in forward mode: the values (and graph) change as without
+        tangents, and the tangent gets ``value``'s tangent (or 0) at ``key``, in place."""
+        own = tangent_of(self)
+        given = tangent_of(value) if isinstance(value, Tensor) else None
+        set_forward_mode(False)
+        try:
+            self[key] = value
+            tangent = own if own is not None else wrap(np.zeros_like(self._data))
+            tangent[key] = given if given is not None else 0
+        finally:
+            set_forward_mode(True)
+        if own is None:
+            set_tangent(self, tangent)
 
     def _record_in_place_on_view(self, compute):
         """``_record_in_place`` for a view (PyTorch's CopySlices): the view's memory
@@ -264,7 +279,7 @@ class InPlaceMethods:
         # _direct, inlined: the hot one (optimizers)
         if type(other) is Tensor or isinstance(other, Tensor):
             b = other._data
-            if (b.dtype is a.dtype and a.dtype.kind == "f"
+            if (b.dtype is a.dtype and a.dtype.kind == "f" and not LEVELS
                     and not (GradMode.enabled and (self._requires_grad or other._requires_grad))):
                 try:
                     a += b if alpha == 1 else b * alpha  # (numpy's operator: np.add(out=a))
@@ -300,7 +315,8 @@ class InPlaceMethods:
     def mul_(self, other):
         a = self._data
         if type(other) is float:  # buf.mul_(momentum): _direct, inlined
-            if a.dtype.kind == "f" and not (GradMode.enabled and self._requires_grad):
+            if a.dtype.kind == "f" and not (GradMode.enabled and self._requires_grad) \
+                    and not LEVELS:
                 try:
                     a *= other
                 except ValueError:
@@ -597,22 +613,10 @@ def _tangent_of_fill(before, value):
     return None
 
 
-# For each in-place method, the op out of place that gives its tangent (None: zeros).
+# The in-place methods that do not take the general path (``_check_inplace`` then
+# ``_record_in_place``, which carries tangents): what each gives as tangent, out of place
+# (None: zeros). The others decline their fast paths inside a dual level (``LEVELS``).
 _OUT_OF_PLACE = {
-    "relu_": lambda b: b.relu(),
-    "masked_fill_": lambda b, mask, value: b.masked_fill(mask, value),
-    "__iadd__": lambda b, other: b + other,
-    "__isub__": lambda b, other: b - other,
-    "__imul__": lambda b, other: b * other,
-    "__itruediv__": lambda b, other: b / other,
-    "add_": lambda b, other, alpha=1: b + (other * alpha if alpha != 1 else other),
-    "sub_": lambda b, other, alpha=1: b - (other * alpha if alpha != 1 else other),
-    "mul_": lambda b, other: b * other,
-    "div_": lambda b, other: b / other,
-    "addcmul_": lambda b, t1, t2, value=1: b.addcmul(t1, t2, value=value),
-    "addcdiv_": lambda b, t1, t2, value=1: b.addcdiv(t1, t2, value=value),
-    "lerp_": lambda b, end, weight: b.lerp(end, weight),
-    "clamp_": lambda b, min=None, max=None: b.clamp(min, max),
     "zero_": lambda b: None,
     "fill_": _tangent_of_fill,
     "copy_": lambda b, src: _tangent_of_fill(b, src if isinstance(src, Tensor) else None),

@@ -322,3 +322,30 @@ def test_a_gradient_flows_through_a_tangent():
         found.append((xt.grad, vt.grad))
     for o, t in zip(*found):
         np.testing.assert_allclose(_numpy(o), _numpy(t), rtol=1e-10)
+
+
+def test_custom_function_with_setup_context_and_jvp():
+    found = []
+    for lib, fw in ((mg, mfw), (torch, tfw)):
+        class Exp(lib.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_forward(output)
+
+            @staticmethod
+            def backward(ctx, g):
+                raise AssertionError("forward mode only")
+
+            @staticmethod
+            def jvp(ctx, t):
+                (y,) = ctx.saved_tensors
+                return t * y
+
+        with fw.dual_level():
+            x = fw.make_dual(lib.tensor([0.5, -1.0]), lib.tensor([2.0, 3.0]))
+            found.append(fw.unpack_dual(Exp.apply(x) * 2))
+    _same_tangent(*found)

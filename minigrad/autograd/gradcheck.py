@@ -37,13 +37,14 @@ def _numerical_jacobian(func, inputs, index, eps):
     rows = []
     with no_grad():
         for k in range(target.size):
-            flat = target.reshape(-1)
-            original = flat[k]
-            flat[k] = original + eps
+            # (indexed in place: reshape(-1) of a non-contiguous input, a slice, is a copy)
+            at = np.unravel_index(k, target.shape)
+            original = target[at]
+            target[at] = original + eps
             plus = _as_outputs(func(*inputs))
-            flat[k] = original - eps
+            target[at] = original - eps
             minus = _as_outputs(func(*inputs))
-            flat[k] = original
+            target[at] = original
             rows.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)])
     return rows
 

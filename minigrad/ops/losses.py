@@ -15,7 +15,7 @@ import numpy as np
 
 from . import formulas
 from .op import Op
-from .tangents import transposed_backward
+from .tangents import tangent_sum, transposed_backward
 from .formulas import sigmoid as sigmoid_of
 from .softmax import max_keepdim
 
@@ -55,6 +55,10 @@ def softplus(z):
 
 def _log1p(x):
     return np.log1p(x) if _is_array(x) else x.log1p()
+
+
+def _zeros_of(x):
+    return np.zeros_like(x) if _is_array(x) else Op.wrap(np.zeros_like(x._data))
 
 
 def _at_least(x, low):
@@ -166,7 +170,20 @@ class BinaryCrossEntropyBackward0(Op):
             grad_t = grad * (_log1p(-p) - formulas.log(p))
         return grad_p, grad_t
 
-    jvp = transposed_backward
+    def jvp(self, tangents, out, p, t):
+        # PyTorch's formula, term for term: a target without a tangent counts as zeros
+        # (0 * inf = nan where p is 0 or 1, as in PyTorch)
+        tp, tt = tangents
+        weight = self.dual[0].get("weight")
+        losses = tangent_sum(
+            None if tp is None else tp * (p - t) / _at_least(p * (1 - p), 1e-12),
+            (_zeros_of(p) if tt is None else tt) * (_log1p(-p) - formulas.log(p)))
+        if weight is not None:
+            losses = losses * weight
+        if self.reduction == "none":
+            return losses
+        total = losses.sum()
+        return total / self.count if self.reduction == "mean" else total
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Op):

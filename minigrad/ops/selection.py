@@ -138,16 +138,16 @@ class ClampBackward0(Op):
                       for mask, needs in zip(gets, self.needs_input_grad)])
 
     def jvp(self, tangents, out, a, low, high):
+        # PyTorch's clamp_jvp: crossed bounds give max's tangent; a tie with a lone bound
+        # gives the bound's (with both bounds: a's)
+        ta, tl, th = (0 if t is None else spread(t, out.shape) for t in tangents)
         a, low, high = constant(a), constant(low), constant(high)
         if low is not None and high is not None:
-            gets = ((a >= low) & (a <= high), (a < low) & (low < high), (a > high) | (high < low))
-        elif low is not None:
-            gets = (a >= low, a < low, None)
-        else:
-            gets = (a <= high, None, a > high)
-        return tangent_sum(*[None if t is None or mask is None
-                             else formulas.keep_where(mask, spread(t, out.shape))
-                             for t, mask in zip(tangents, gets)])
+            return formulas.where(low > high, th, formulas.where(
+                a < low, tl, formulas.where(a > high, th, ta)))
+        if low is not None:
+            return formulas.where(a > low, ta, tl)
+        return formulas.where(a < high, ta, th)
 
 
 class MaskedFillBackward0(Op):

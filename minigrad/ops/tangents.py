@@ -1,14 +1,20 @@
-"""Where forward-mode AD keeps each dual tensor's tangent (chapter 13).
+"""Forward-mode AD's machinery (chapter 13): where each dual tensor's tangent is kept, the
+step ``Op.run`` takes when an input carries one, and the JVP rules ops share.
 
 ``autograd.forward_ad`` opens a *dual level* (``with dual_level():``); inside it a tensor
 may carry a tangent (``make_dual``), and every op whose input carries one gives its output
-the tangent its JVP rule computes (``Op.run``: see "Rules of a JVP" in ``op.py``). This
-module is the store: a table from a tensor (by identity, held weakly: a tangent dies with
-its tensor, as in PyTorch) to its tangent Tensor, emptied when the level exits. PyTorch
-allows one level at a time ("Nested forward mode AD is not supported at the moment"), so
-there is one table.
+the tangent its JVP rule computes (``output_tangent``; "Rules of a JVP" in ``op.py``). The
+store is a table from a tensor (by identity, held weakly: a tangent dies with its tensor,
+as in PyTorch) to its tangent Tensor, emptied when the level exits. PyTorch allows one level
+at a time ("Nested forward mode AD is not supported at the moment"), so there is one table.
 
-It sits below the ops (it knows no op) so that ``op.py`` can read it.
+The shared rules, named as in PyTorch's derivatives.yaml where it has the idea:
+``auto_linear`` (the op applied to the tangents), ``auto_multilinear`` (one input at a
+time), ``auto_element_wise`` (backward's own formula: a diagonal Jacobian is its own
+transpose), ``reduction_jvp`` (backward's weights, summed with the tangent) and
+``transposed_backward`` (backward transposed by one more small backward: the double-vjp
+trick on one op), plus helpers for writing a rule (``tangent_sum``, ``scaled``, ...).
+It sits below the op families (it imports no op) so that each family can use it.
 """
 
 import re
@@ -20,7 +26,7 @@ from .._tensor import Tensor, wrap
 from ..graph import GradMode, backward, enable_grad, gradient_node
 from . import formulas
 
-__all__ = ["LEVELS", "tangent_of", "set_tangent", "drop_tangent", "clear_tangents",
+__all__ = ["LEVELS", "tangent_of", "set_tangent", "clear_tangents",
            "output_tangent", "rerun", "auto_linear", "auto_multilinear", "auto_element_wise",
            "reduction_jvp", "transposed_backward", "tangent_sum", "scaled", "constant",
            "spread", "zero_tangent", "jvp_name"]
@@ -50,13 +56,6 @@ def set_tangent(tensor, tangent):
             del _TANGENTS[key]
 
     _TANGENTS[key] = (weakref.ref(tensor, forget), tangent)
-
-
-def drop_tangent(tensor):
-    """``tensor`` carries no tangent any more."""
-    entry = _TANGENTS.get(id(tensor))
-    if entry is not None and entry[0]() is tensor:
-        del _TANGENTS[id(tensor)]
 
 
 def clear_tangents():
@@ -97,7 +96,8 @@ def output_tangent(op, tensors, arrays, options, result):
             tangent = tangent.expand(out.shape).contiguous()
     else:
         plain = tuple([None if t is None else t._data for t in tangents])
-        tangent = op.jvp(plain, out, *arrays)
+        with np.errstate(all="ignore"):  # inf and nan, silently, as the forward pass
+            tangent = op.jvp(plain, out, *arrays)
         if tangent is None:
             return
         if isinstance(tangent, Tensor):
@@ -243,8 +243,7 @@ def transposed_backward(self, tangents, out, *inputs):
     with enable_grad():
         g = wrap(np.zeros(np.shape(constant(out)), constant(out).dtype))
         g.requires_grad_(True)
-        saved = [wrap(v) if isinstance(v, np.ndarray) and v.dtype.kind in "fc" else v
-                 for v in fresh.saved]
+        saved = [wrap(v) if isinstance(v, np.ndarray) else v for v in fresh.saved]
         grads = fresh.backward(g, *saved)
         grads = grads if type(grads) is tuple else (grads,)
         total = None
