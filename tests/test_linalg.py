@@ -205,3 +205,41 @@ def test_linalg_error_is_a_runtime_error_named_as_in_torch():
     with pytest.raises(mg.linalg.LinAlgError, match="singular"):
         mg.linalg.inv(mg.zeros(2, 2))
     assert issubclass(mg.linalg.LinAlgError, RuntimeError)
+
+
+JVP_CASES = [
+    ("inv", lambda lib, a: lib.linalg.inv(a), "general"),
+    ("det", lambda lib, a: lib.linalg.det(a), "general"),
+    ("slogdet", lambda lib, a: lib.linalg.slogdet(a).logabsdet, "general"),
+    ("logdet", lambda lib, a: lib.logdet(a), "spd"),
+    ("solve", lambda lib, a: lib.linalg.solve(a, a[..., :2] * 2 + 1), "general"),
+    ("solve vector", lambda lib, a: lib.linalg.solve(a, a[..., 0].exp()), "general"),
+    ("cholesky", lambda lib, a: lib.linalg.cholesky(a), "spd"),
+    ("cholesky upper", lambda lib, a: lib.linalg.cholesky(a, upper=True), "spd"),
+    ("cross", lambda lib, a: lib.linalg.cross(a, a.flip(-1) * 2), "general"),
+]
+
+
+@pytest.mark.parametrize("name, fn, kind", JVP_CASES, ids=[c[0] for c in JVP_CASES])
+def test_forward_mode_matches_torch(name, fn, kind):
+    array = matrices((2, 3, 3), kind)
+    tangent = matrices((2, 3, 3), "symmetric" if kind == "spd" else "general", seed=3)
+
+    def jvp(lib):
+        a, t = lib.tensor(array), lib.tensor(tangent)
+        out, out_tangent = lib.func.jvp(lambda x: fn(lib, x), (a,), (t,))
+        return out.numpy(), out_tangent.numpy()
+    for got, want in zip(jvp(mg), jvp(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("name, fn, kind", JVP_CASES[:3] + JVP_CASES[6:7],
+                         ids=[c[0] for c in JVP_CASES[:3] + JVP_CASES[6:7]])
+def test_forward_over_reverse_matches_torch(name, fn, kind):
+    array = matrices((3, 3), kind)
+
+    def hessian_vector(lib):
+        v = lib.tensor(matrices((3, 3), "symmetric", seed=5))
+        grad = lib.func.grad(lambda x: (fn(lib, x) ** 2).sum())
+        return lib.func.jvp(grad, (lib.tensor(array),), (v,))[1].detach().numpy()
+    np.testing.assert_allclose(hessian_vector(mg), hessian_vector(torch), rtol=1e-8, atol=1e-9)

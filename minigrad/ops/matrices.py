@@ -80,6 +80,9 @@ class LinalgInvExBackward0(Op):
         out_t = transpose_last(out)
         return -(out_t @ grad @ out_t)
 
+    def jvp(self, tangents, out, a):
+        return -(out @ tangents[0] @ out)
+
 
 def inverse(input):
     """The inverse matrix (``torch.inverse``, ``linalg.inv``); LinAlgError if singular."""
@@ -103,6 +106,10 @@ class LinalgDetBackward0(Op):
             return grad[..., None, None] * _cofactors(a)
         return (grad * out)[..., None, None] * transpose_last(inverse(a))
 
+    def jvp(self, tangents, out, a):
+        """d det(A) = det(A) tr(A^-1 dA)."""
+        return out * _trace(_solved(a, tangents[0]))
+
 
 def _cofactors(a):
     """The cofactor matrix (the adjugate transposed) of each matrix, singular or not."""
@@ -114,6 +121,16 @@ def _cofactors(a):
     sign = np.linalg.det(u) * np.linalg.det(vh)
     adjugate = (transpose_last(vh) * products[..., None, :]) @ transpose_last(u)
     return sign[..., None, None] * transpose_last(adjugate)
+
+
+def _solved(a, b):
+    """A^-1 B for arrays (a solve) or Tensors (recorded)."""
+    return np.linalg.solve(a, b) if is_array(a) else solve(a, b)
+
+
+def _trace(m):
+    """The trace of each matrix."""
+    return m.diagonal(0, -2, -1).sum(-1) if not is_array(m) else np.trace(m, axis1=-2, axis2=-1)
 
 
 def det(input):
@@ -133,6 +150,10 @@ class LinalgSlogdetBackward0(Op):
         if is_array(grad):
             return grad[..., None, None] * transpose_last(np.linalg.inv(a))
         return grad[..., None, None] * transpose_last(inverse(a))
+
+    def jvp(self, tangents, out, a):
+        """d log|det A| = tr(A^-1 dA)."""
+        return _trace(_solved(a, tangents[0]))
 
 
 def slogdet(input):
@@ -195,6 +216,20 @@ class LinalgSolveExBackward0(Op):
             return -(grad_b[..., :, None] * out[..., None, :]), grad_b
         return -(grad_b @ transpose_last(out)), grad_b
 
+    def jvp(self, tangents, out, a, b):
+        """dX = A^-1 (dB - dA X)."""
+        ta, tb = tangents
+        rhs = None
+        if ta is not None:
+            rhs = -((ta @ out[..., None])[..., 0] if self.vector else ta @ out)
+        if tb is not None:
+            rhs = tb if rhs is None else rhs + tb
+        if self.vector:
+            if is_array(rhs):
+                return np.linalg.solve(a, rhs[..., None])[..., 0]
+            return solve(a, rhs)
+        return _solved(a, rhs)
+
 
 def solve(A, B, *, left=True):
     """X with ``A @ X = B`` (``left=False``: ``X @ A = B``), ``linalg.solve``. ``B`` is a
@@ -248,6 +283,21 @@ class LinalgCholeskyExBackward0(Op):
         g = transpose_last(lower_inverse) @ phi @ lower_inverse
         return (g + transpose_last(g)) * 0.5
 
+    def jvp(self, tangents, out, a):
+        """dL = L phi(L^-1 dA L^-T), phi: the lower triangle with its diagonal halved."""
+        lower = transpose_last(out) if self.upper else out
+        n = lower.shape[-1]
+        kind = lower.dtype if is_array(lower) else dtypes.to_numpy(lower.dtype)
+        half_diagonal = np.tril(np.ones((n, n), kind)) - np.eye(n, dtype=kind) / 2
+        if is_array(lower):
+            lower_inverse = np.linalg.inv(lower)
+        else:
+            lower_inverse = inverse(lower)
+            half_diagonal = wrap(half_diagonal)
+        inner = lower_inverse @ tangents[0] @ transpose_last(lower_inverse)
+        tangent = lower @ (inner * half_diagonal)
+        return transpose_last(tangent) if self.upper else tangent
+
 
 def cholesky(A, *, upper=False):
     """L, lower triangular with a positive diagonal, with ``A = L @ L.mT`` (``upper=True``:
@@ -271,6 +321,19 @@ class LinalgCrossBackward0(Op):
         if is_array(grad):
             return np.cross(b, grad, axis=self.dim), np.cross(grad, a, axis=self.dim)
         return cross(b, grad, dim=self.dim), cross(grad, a, dim=self.dim)
+
+    def jvp(self, tangents, out, a, b):
+        ta, tb = tangents
+        terms = []
+        for first, second in ((ta, b), (a, tb)):
+            if first is None or second is None:
+                continue
+            if is_array(first) and is_array(second):
+                terms.append(np.cross(first, second, axis=self.dim))
+            else:
+                terms.append(cross(wrap(first) if is_array(first) else first,
+                                   wrap(second) if is_array(second) else second, dim=self.dim))
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]
 
 
 def cross(input, other, *, dim=-1):
