@@ -19,7 +19,7 @@ from .ops.linalg import matmul
 from .ops.matrices import LinAlgError, cholesky, cross, det, slogdet, solve
 from .ops.matrices import inverse as inv
 from .ops.matrices import square_matrices
-from .ops.shape import movedim
+from .ops.shape import cat, movedim
 from .ops.sorting import amax, amin
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
@@ -131,7 +131,19 @@ class LinalgEigh(Function):
         values, vectors = np.linalg.eigh(A.detach().numpy(), UPLO=uplo)
         L, V = A.new_tensor(values), A.new_tensor(vectors)
         ctx.save_for_backward(L, V)
+        ctx.save_for_forward(L, V)
         return L, V
+
+    @staticmethod
+    def jvp(ctx, tangent, _):
+        """dL = diag(V^T dA V); dV = V (F o V^T dA V), F_ij = 1 / (L_j - L_i) off the
+        diagonal, 0 on it."""
+        L, V = ctx.saved_tensors
+        inner = V.mT @ tangent @ V
+        n = L.shape[-1]
+        identity = eye(n, dtype=L.dtype)
+        E = L.unsqueeze(-2) - L.unsqueeze(-1) + identity
+        return inner.diagonal(0, -2, -1), V @ (inner / E * (1 - identity))
 
     @staticmethod
     def backward(ctx, grad_values, grad_vectors):
@@ -170,7 +182,39 @@ class LinalgSvd(Function):
         U, S, Vh = A.new_tensor(u), A.new_tensor(s), A.new_tensor(vh)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(U, S, Vh)
+        ctx.save_for_forward(U, S, Vh)
+        ctx.full_matrices = full_matrices
         return U, S, Vh
+
+    @staticmethod
+    def jvp(ctx, tangent, _):
+        """PyTorch's ``linalg_svd_jvp``: with dP = U^T dA V, dS = diag(dP) and E as in
+        backward, dU = U (sym(dP S) / E), dVh = -(sym(S dP) / E) Vh, plus the parts outside
+        U's or V's column space; zeros for the extra columns of full matrices."""
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        m, n = U.shape[-2], Vh.shape[-1]
+        U, Vh = U[..., :, :k], Vh[..., :k, :]
+        V = Vh.mT
+        identity = eye(k, dtype=S.dtype)
+        dP = U.mT @ tangent @ V
+        dS = dP.diagonal(0, -2, -1)
+        dP = dP - dS.unsqueeze(-1) * identity
+        S2 = S * S
+        E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + identity
+        dU = U @ (_sym(dP * S.unsqueeze(-2)) / E)
+        if m > n:
+            dAVSinv = tangent @ (V / S.unsqueeze(-2))
+            dU = dU + dAVSinv - U @ (U.mT @ dAVSinv)
+            if ctx.full_matrices:
+                dU = cat([dU, dU.new_zeros((*dU.shape[:-1], m - n))], -1)
+        dVh = -(_sym(S.unsqueeze(-1) * dP) / E) @ Vh
+        if m < n:
+            UHdASinv = (U.mT / S.unsqueeze(-1)) @ tangent
+            dVh = dVh + UHdASinv - (UHdASinv @ V) @ Vh
+            if ctx.full_matrices:
+                dVh = cat([dVh, dVh.new_zeros((*dVh.shape[:-2], n - m, n))], -2)
+        return dU, dS, dVh
 
     @staticmethod
     def backward(ctx, gU, gS, gVh):
@@ -216,6 +260,10 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
 
 def _skew(A):
     return A - A.mT
+
+
+def _sym(A):
+    return A + A.mT
 
 
 def svd(A, full_matrices=True):

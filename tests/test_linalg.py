@@ -243,3 +243,32 @@ def test_forward_over_reverse_matches_torch(name, fn, kind):
         grad = lib.func.grad(lambda x: (fn(lib, x) ** 2).sum())
         return lib.func.jvp(grad, (lib.tensor(array),), (v,))[1].detach().numpy()
     np.testing.assert_allclose(hessian_vector(mg), hessian_vector(torch), rtol=1e-8, atol=1e-9)
+
+
+DECOMPOSITION_JVPS = [
+    ("eigh", lambda lib, a: eigh_fixed(lib, *lib.linalg.eigh(a)), (3, 3), "symmetric"),
+    ("eigvalsh", lambda lib, a: lib.linalg.eigvalsh(a), (2, 3, 3), "symmetric"),
+    ("svd tall", lambda lib, a: sign_fixed(lib, *lib.linalg.svd(a, full_matrices=False)),
+     (2, 5, 3), "general"),
+    ("svd wide", lambda lib, a: sign_fixed(lib, *lib.linalg.svd(a, full_matrices=False)),
+     (3, 5), "general"),
+    ("svd full", lambda lib, a: lib.linalg.svd(a)[1:], (5, 3), "general"),
+    ("svdvals", lambda lib, a: lib.linalg.svdvals(a), (4, 3), "general"),
+    ("matrix_norm nuc", lambda lib, a: lib.linalg.matrix_norm(a, "nuc"), (3, 4), "general"),
+]
+
+
+@pytest.mark.parametrize("name, fn, shape, kind", DECOMPOSITION_JVPS,
+                         ids=[c[0] for c in DECOMPOSITION_JVPS])
+def test_decompositions_in_forward_mode_match_torch(name, fn, shape, kind):
+    array = matrices(shape, kind)
+    tangent = matrices(shape, kind, seed=11)
+
+    def jvp(lib):
+        out, out_tangent = lib.func.jvp(lambda x: fn(lib, x), (lib.tensor(array),),
+                                        (lib.tensor(tangent),))
+        pairs = zip(out, out_tangent) if isinstance(out, tuple) else [(out, out_tangent)]
+        return [(o.numpy(), t.numpy()) for o, t in pairs]
+    for (got, got_t), (want, want_t) in zip(jvp(mg), jvp(torch)):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(got_t, want_t, rtol=1e-8, atol=1e-9)
