@@ -349,3 +349,22 @@ def test_custom_function_with_setup_context_and_jvp():
             x = fw.make_dual(lib.tensor([0.5, -1.0]), lib.tensor([2.0, 3.0]))
             found.append(fw.unpack_dual(Exp.apply(x) * 2))
     _same_tangent(*found)
+
+
+def test_what_jvp_of_grad_hands_back_requires_grad_as_in_torch_func():
+    """A tangent recorded through grad's own leaf stays inside; one that depends on a tensor
+    outside (closed over, or a primal that requires grad) stays differentiable."""
+    def flags(lib):
+        x = lib.ones(3, requires_grad=True)
+        cases = [
+            (lib.func.grad(lambda y: (y ** 3).sum()), (lib.ones(3),)),
+            (lambda y: y * x, (lib.ones(3),)),
+            (lambda y: y ** 2, (x,)),
+            (lib.func.grad(lambda y: (y ** 2 * x).sum()), (lib.ones(3),)),
+        ]
+        out = []
+        for fn, primals in cases:
+            p, t = lib.func.jvp(fn, primals, (lib.ones(3),))
+            out.append((p.requires_grad, t.requires_grad, round(float(t.sum().detach()), 6)))
+        return out
+    assert flags(mg) == flags(torch)

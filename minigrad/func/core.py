@@ -49,6 +49,17 @@ def _keeping_tangent(new, old):
     return new
 
 
+def _carried(grad, own):
+    """A gradient leaving a reverse transform inside a forward one: detached, with its
+    tangent, itself detached unless it depends on a tensor outside the transform (the
+    tangent was recorded through the transform's own leaves: torch.func keeps that inside)."""
+    new = grad.detach()
+    tangent = tangent_of(grad)
+    if tangent is not None:
+        set_tangent(new, tangent if reaches_outside([tangent], own) else tangent.detach())
+    return new
+
+
 def reaches_outside(tensors, own):
     """Does the graph of any of ``tensors`` reach a leaf that requires grad and is not one
     of ``own`` (the transform's fresh leaves, by id)? Then its results must stay
@@ -94,7 +105,7 @@ def differentiate(outputs, inputs, cotangents, own, outer_grad, retain_graph=Fal
                           retain_graph=retain_graph or create or carry,
                           create_graph=create or carry, allow_unused=True)
     if carry:
-        grads = [None if g is None else _keeping_tangent(g.detach(), g) for g in grads]
+        grads = [None if g is None else _carried(g, own) for g in grads]
     return [zeros_like(i) if g is None else g for g, i in zip(grads, inputs)]
 
 
