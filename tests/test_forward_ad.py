@@ -368,3 +368,28 @@ def test_what_jvp_of_grad_hands_back_requires_grad_as_in_torch_func():
             out.append((p.requires_grad, t.requires_grad, round(float(t.sum().detach()), 6)))
         return out
     assert flags(mg) == flags(torch)
+
+
+def test_a_functions_jvp_sees_only_what_save_for_forward_kept():
+    def saved_in_jvp(lib, fa):
+        seen = []
+
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                seen.append(len(ctx.saved_tensors))
+                return t * 2
+
+        with fa.dual_level():
+            Double.apply(fa.make_dual(lib.ones(2), lib.ones(2)))
+        return seen
+    assert saved_in_jvp(mg, mfw) == saved_in_jvp(torch, tfw) == [0]

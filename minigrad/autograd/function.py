@@ -84,8 +84,8 @@ class FunctionCtx:
             raise RuntimeError(graph.FREED_MESSAGE)
         if self._history is not None:
             return self._history
-        if self._for_forward is not None and self._in_jvp:
-            return self._for_forward
+        if self._in_jvp:  # only what save_for_forward kept (PyTorch: () without it)
+            return self._for_forward if self._for_forward is not None else ()
         return tuple(None if s is None else wrap(s[0]) for s in self._saved)
 
 
