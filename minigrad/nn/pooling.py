@@ -239,7 +239,7 @@ def adaptive_avg_pool2d(input, output_size):
                                f"for non-batch dimensions, but input has sizes "
                                f"{list(input.shape)} with dimension {i} being empty")
     x = input._data
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.size:  # (an empty one is PyTorch's too)
         raise NotImplementedError(f'"adaptive_avg_pool2d" not implemented for '
                                   f"'{scalar_name(x.dtype)}': use a float tensor (x.float())")
     out_h, out_w = output_size
