@@ -6,7 +6,7 @@ The course in ``notebooks/`` builds and explains it chapter by chapter.
 """
 
 from . import methods  # noqa: F401  (Tensor gets its computing methods: first)
-from . import autograd, creation, cuda, dtypes, ops
+from . import accelerator, autograd, creation, cuda, dtypes, ops
 from ._tensor import Tensor
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, normal, ones, ones_like, rand, rand_like, randint, randn,

@@ -5,6 +5,10 @@ interpreter) and runs it in both libraries, comparing after every step the value
 shape, requires_grad and exception type, then the gradients of every leaf after backward.
 A failure prints the program as code that runs with either library.
 
+The crash classes of issue 28 have their own tests: gradient paths through 0-dim results,
+empty tensors through every op and layer (fuzz_layers.py adds the layers' functions), and
+the shape checks of in-place ops handed operands of any shape.
+
 The default example counts keep the file at well under a minute, derandomized so CI is
 reproducible. To hunt for bugs, set MINIGRAD_FUZZ_EXAMPLES (e.g. 20000) and run this file:
 each test then runs that many fresh random examples.
@@ -22,8 +26,10 @@ torch = pytest.importorskip(
 
 from fuzz_programs import (ALL_DTYPES, ELEMENTWISE, FLOATS, IN_PLACE,  # noqa: E402
                            OUT_OF_PLACE, REDUCTIONS, SHAPES, Context, Program, leaves, shapes)
+from fuzz_layers import IN_PLACE_ANY_SHAPE, LAYERS, TO_0_DIM  # noqa: E402
 
 HUNT = int(os.environ.get("MINIGRAD_FUZZ_EXAMPLES", "0"))
+FLOAT64 = (np.float64,)
 
 
 def fuzz(examples):
@@ -120,6 +126,66 @@ def test_in_place_ops_in_a_graph(data):
     before = ELEMENTWISE + SHAPES
     if (program.steps(before, 0, 2) and program.steps(IN_PLACE, 1, 2)
             and program.steps(before + REDUCTIONS, 0, 2)):
+        program.backward()
+
+
+@fuzz(200)
+@given(data=st.data(), special=st.booleans())
+def test_layers_and_their_gradients(data, special):
+    """The layers' functions (linear, conv1d/2d, pooling, batch/layer/group norm) on tensors
+    of rank 0 to 4 (empty ones too), between elementwise and shape ops, then backward. In
+    float64: a normalisation of close float32 values (invstd large) leaves PyTorch's own
+    float32 gradients at rounding noise times invstd (its pair of gradients that must sum
+    to 0 does not), beyond any tolerance that would still catch a wrong formula;
+    test_layers_next.py and the op registry compare float32 at chosen points."""
+    program = start(data, Context(FLOAT64, special), shape=data.draw(shapes(0, 4), label="shape"),
+                    dtypes=FLOAT64)
+    if (program.steps(ELEMENTWISE + SHAPES, 0, 1) and program.steps(LAYERS, 1, 2)
+            and program.steps(ELEMENTWISE + REDUCTIONS + LAYERS, 0, 1)):
+        program.backward()
+
+
+@st.composite
+def empty_shapes(draw):
+    """A shape of rank 1 to 4 with at least one side 0."""
+    shape = draw(shapes(1, 4, empty=False))
+    empty = draw(st.integers(0, len(shape) - 1))
+    return tuple(0 if i == empty else n for i, n in enumerate(shape))
+
+
+@fuzz(200)
+@given(data=st.data())
+def test_empty_tensors_through_every_op_and_layer(data):
+    """A tensor with no element through any op, layer or in-place op, then backward (the
+    crash class of F.linear on an input with no features)."""
+    program = start(data, Context(FLOATS), shape=data.draw(empty_shapes(), label="shape"))
+    if program.steps(OUT_OF_PLACE + LAYERS, 1, 3) and program.steps(IN_PLACE + OUT_OF_PLACE,
+                                                                    0, 2):
+        program.backward()
+
+
+@fuzz(200)
+@given(data=st.data())
+def test_gradient_paths_through_0_dim_results(data):
+    """A vector reduced to a 0-dim tensor (max(dim=-1), x[-1], x @ x, ...), then any ops
+    (shape ops on 0-dim: .T, expand, unsqueeze, reshape), then backward: the crash class
+    of a 0-dim gradient handed over as a numpy scalar."""
+    program = start(data, Context(FLOATS), shape=data.draw(shapes(1, 1, empty=False)))
+    if (program.step(data.draw(st.sampled_from(sorted(TO_0_DIM)), label="to 0-dim"))
+            and program.steps(SHAPES + ELEMENTWISE + REDUCTIONS + LAYERS + list(TO_0_DIM),
+                              1, 3)):
+        program.backward()
+
+
+@fuzz(200)
+@given(data=st.data())
+def test_shape_checks_of_in_place_ops(data):
+    """In-place ops handed operands of a near shape (higher rank, a clashing or growing
+    side): only those that broadcast to the target may change it, as in PyTorch (the crash
+    class of copy_ from [1, 2, 4] into [2, 4])."""
+    program = start(data, Context(FLOATS, grad=data.draw(st.booleans(), label="grad")))
+    if (program.steps(ELEMENTWISE, 1, 1) and program.steps(IN_PLACE_ANY_SHAPE, 1, 2)
+            and program.steps(ELEMENTWISE + REDUCTIONS, 0, 1)):
         program.backward()
 
 

@@ -2,19 +2,20 @@
 ``nn.utils`` (gradient clipping, chapter 10)."""
 
 from . import functional, init, utils
-from .layers import (GELU, Dropout, Flatten, Identity, LeakyReLU, Linear, LogSoftmax, ModuleList,
-                     ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .layers import (GELU, Dropout, Dropout1d, Dropout2d, Flatten, Identity, LeakyReLU, Linear,
+                     LogSoftmax, ModuleList, ReLU, Sequential, Sigmoid, Softmax, Tanh)
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss,
                    NLLLoss, SmoothL1Loss)
 from .module import Module
-from .conv import Conv2d
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
-from .normalization import BatchNorm1d, LayerNorm
+from .conv import Conv1d, Conv2d
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d,
+                      MaxPool2d)
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from . import parameter
-from .lazy import LazyBatchNorm1d, LazyConv2d, LazyLinear
+from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyLinear
 from .parameter import UninitializedBuffer, UninitializedParameter
 from . import activations_more
 
@@ -25,10 +26,12 @@ _more_modules = activations_more.MODULES
 
 __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU",
            "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout",
-           "BatchNorm1d", "LayerNorm", "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
+           "Dropout1d", "Dropout2d", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm",
+           "Embedding", "MSELoss", "L1Loss", "SmoothL1Loss",
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-           "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+           "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "functional", "init", "utils",
            "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
-           "parameter", "LazyLinear", "LazyConv2d", "LazyBatchNorm1d", "UninitializedParameter",
-           "UninitializedBuffer"] + _more_modules
+           "parameter", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d",
+           "LazyBatchNorm2d", "UninitializedParameter", "UninitializedBuffer"] + _more_modules

@@ -1,4 +1,5 @@
-"""``F.batch_norm`` and ``F.layer_norm`` (used by ``nn.BatchNorm1d`` and ``nn.LayerNorm``).
+"""``F.batch_norm``, ``F.layer_norm`` and ``F.group_norm`` (used by ``nn.BatchNorm1d`` /
+``2d``, ``nn.LayerNorm`` and ``nn.GroupNorm``).
 
 Both normalise ``x`` to ``xhat = (x - mean) / sqrt(var + eps)`` and return
 ``xhat * weight + bias``: batch norm per channel, over the samples of the batch; layer
@@ -14,10 +15,12 @@ import numbers
 
 import numpy as np
 
-from ..ops.normalization import NativeBatchNormBackward0, NativeLayerNormBackward0
+from ..ops.normalization import (NativeBatchNormBackward0, NativeGroupNormBackward0,
+                                 NativeLayerNormBackward0)
 from ._arguments import expect_tensor
+from .conv import scalar_name
 
-__all__ = ["batch_norm", "layer_norm"]
+__all__ = ["batch_norm", "layer_norm", "group_norm"]
 
 
 def _check_float(name, input):
@@ -36,12 +39,12 @@ def _check_same_dtype(input, tensors):
 
 
 def _check_batch_norm(input, stats, params, training, eps):
-    """PyTorch's checks of batch_norm's arguments, in its order."""
+    """PyTorch's checks of batch_norm's arguments, in its order; True for an empty input
+    (which PyTorch answers before checking the rest)."""
     shape = input.shape
-    if len(shape) < 2:
-        raise (IndexError if training else RuntimeError)(
-            f"batch_norm expects a batch (N, C) or (N, C, L), got a tensor of shape "
-            f"{list(shape)}: add the batch dimension with x.unsqueeze(0)")
+    if training and not shape:
+        raise IndexError("tuple index out of range: batch_norm expects a batch (N, C) or "
+                         "(N, C, L), got a 0-dim tensor")
     if training and shape[0] * math.prod(shape[2:]) == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {shape}: a batch of one sample has no variance; use batches "
@@ -50,6 +53,8 @@ def _check_batch_norm(input, stats, params, training, eps):
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.numel() == 0:
+        return True
     running_mean, running_var = stats
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither "
@@ -57,14 +62,20 @@ def _check_batch_norm(input, stats, params, training, eps):
     if not training and running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode: pass the running "
                            "statistics, or training=True to use the batch's own")
+    channels = shape[1] if len(shape) >= 2 else 0  # (PyTorch's count for a 0-dim or 1-d input)
     for name, t in zip(("running_mean", "running_var", "weight", "bias"), stats + params):
-        if t is not None and t.numel() != shape[1]:
+        if t is not None and t.numel() != channels:
             raise RuntimeError(
-                f"{name} should contain {shape[1]} elements not {t.numel()}: it holds one "
+                f"{name} should contain {channels} elements not {t.numel()}: it holds one "
                 f"value per channel, and dimension 1 of the input (of shape {list(shape)}) "
                 "has the channels")
+    if len(shape) < 2:
+        raise (RuntimeError if not shape else IndexError)(
+            f"batch_norm expects a batch (N, C) or (N, C, L), got a tensor of shape "
+            f"{list(shape)}: add the batch dimension with x.unsqueeze(0)")
     _check_float("batch_norm", input)
     _check_same_dtype(input, stats + params)
+    return False
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -78,17 +89,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     count - 1 there). ``training=False``: with the running statistics, whatever the batch.
     """
     expect_tensor("batch_norm", "input", 1, input)
-    _check_batch_norm(input, (running_mean, running_var), (weight, bias), training, eps)
+    if _check_batch_norm(input, (running_mean, running_var), (weight, bias), training, eps):
+        # An empty batch: PyTorch's own answer, a copy scaled by weight[0], shifted by
+        # bias[0] (so the gradient chain holds); the running statistics stay.
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        return out if bias is None else out + bias[0]
     x = input._data
     shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)  # one value per channel, broadcast
     axes = (0,) + tuple(range(2, x.ndim))  # every axis but the channels'
-    batch_stats = training and x.size > 0  # an empty batch has none: the running ones stay
-    if batch_stats:
+    if training:
         fixed = None
         running = None if running_mean is None else (running_mean._data, running_var._data,
                                                      momentum)
-    elif training:  # an empty result, as in PyTorch
-        fixed, running = (np.zeros(shape, x.dtype), np.ones(shape, x.dtype)), None
     else:
         fixed = (running_mean._data.reshape(shape).copy(),  # a copy: the node keeps it
                  1 / np.sqrt(running_var._data.reshape(shape) + eps))
@@ -137,3 +151,42 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         (input, weight, bias), x, _data(weight), _data(bias),
         stats_axes=tuple(range(x.ndim - k, x.ndim)), param_shape=norm_shape,
         param_axes=tuple(range(x.ndim - k)), eps=eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Split the channels (dimension 1) of each sample of (N, C, *) into ``num_groups``
+    groups and normalise each group (its channels and positions together) to mean 0 and
+    variance 1, then scale by ``weight`` and shift by ``bias`` (one value per channel). Per
+    sample, as layer norm: the same in training and in eval, whatever the batch size."""
+    expect_tensor("group_norm", "input", 1, input)
+    shape = list(input.shape)
+    if len(shape) < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{len(shape)}")
+    groups = int(num_groups)
+    if groups == 0:
+        raise ZeroDivisionError("integer division or modulo by zero: num_groups must be "
+                                "positive")
+    if shape[0] * shape[1] // groups * math.prod(shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {[shape[0] * shape[1] // groups, groups] + shape[2:]}: a group "
+                         "of one value has no variance")
+    if shape[1] % groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {shape} and "
+                           f"num_groups={groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != shape[1]):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number "
+                               f"of channels in input, but got {name} of shape "
+                               f"{list(t.shape)} and input of shape {shape}")
+    _check_float("GroupNormKernelImpl", input)
+    for t in (weight, bias):
+        if t is not None and t._data.dtype != input._data.dtype:
+            raise RuntimeError(f"mixed dtype (CPU): expect parameter to have scalar type of "
+                               f"{scalar_name(input._data.dtype)}: the input is {input.dtype}"
+                               f" and the {'weight' if t is weight else 'bias'} {t.dtype}; "
+                               "convert the model (model.double() / model.float()) or the "
+                               "input")
+    return NativeGroupNormBackward0.run((input, weight, bias), input._data, _data(weight),
+                                        _data(bias), groups=groups, eps=eps)

@@ -1,5 +1,6 @@
-"""2-D convolution: ``F.conv2d`` and ``nn.Conv2d``, as ``torch.nn.functional.conv2d`` and
-``torch.nn.Conv2d``: the checks of their arguments (with PyTorch's errors) and the layer.
+"""Convolutions: ``F.conv2d``, ``F.conv1d`` and ``nn.Conv2d``, ``nn.Conv1d``, as in
+``torch.nn``: the checks of their arguments (with PyTorch's errors) and the layers (chapter
+11's CNN benchmark; ``Conv1d`` for sequences, the course's "next programs").
 The op itself, its forward and backward, is ``minigrad.ops.convolution.ConvolutionBackward0``
 (a matrix product once every window of the input is laid out as a column, "im2col").
 """
@@ -17,30 +18,22 @@ from ._arguments import expect_tensor
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["conv2d", "Conv2d"]
+__all__ = ["conv1d", "conv2d", "ConvNd", "Conv1d", "Conv2d"]
 
 
-def pair(value, name="kernel_size"):
-    """``3`` -> ``(3, 3)``; a pair stays a pair (PyTorch's ``pair``)."""
+def pair(value, name="kernel_size", n=2):
+    """``3`` -> ``(3, 3)``; a pair stays a pair (PyTorch's ``pair``); ``n=1``: ``3`` ->
+    ``(3,)`` (PyTorch's ``single``)."""
     if isinstance(value, numbers.Integral):
-        return (int(value), int(value))
+        return (int(value),) * n
     value = tuple(int(v) for v in value)
     if len(value) == 1:
-        return value * 2
-    if len(value) != 2:
-        raise RuntimeError(f"expected {name} to be a single integer value or a list of 2 "
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
                            f"values to match the convolution dimensions, but got "
                            f"{name}={list(value)}")
     return value
-
-
-def _check_4d(op, input):
-    """True for an unbatched (C, H, W) input, False for a batch (N, C, H, W); PyTorch's
-    error for anything else."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to {op}, but got "
-                           f"input of size: {list(input.shape)}")
-    return input.ndim == 3
 
 
 def _same_padding(kernel, dilation):
@@ -53,28 +46,29 @@ def _same_padding(kernel, dilation):
 
 
 def _padding(padding, kernel, stride, dilation):
-    """``padding`` (int, pair, 'same' or 'valid') -> ((top, bottom), (left, right))."""
+    """``padding`` (int, tuple, 'same' or 'valid') -> ((before, after), ...) per side."""
+    n = len(kernel)
     if isinstance(padding, str):
         if padding == "valid":
-            return ((0, 0), (0, 0))
+            return ((0, 0),) * n
         if padding == "same":
-            if stride != (1, 1):
+            if stride != (1,) * n:
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
             return _same_padding(kernel, dilation)
         raise RuntimeError(f"Invalid padding string: {padding!r}")
-    ph, pw = pair(padding, "padding")
-    if ph < 0 or pw < 0:
+    sides = pair(padding, "padding", n)
+    if min(sides) < 0:
         raise RuntimeError("negative padding is not supported")
-    return ((ph, ph), (pw, pw))
+    return tuple((p, p) for p in sides)
 
 
 def _check_conv_arguments(x, weight, bias, groups):
-    if weight.ndim != 4:
-        raise RuntimeError(f"expected stride to be a single integer value or a list of "
-                           f"{weight.ndim - 2} values to match the convolution dimensions, "
-                           f"but got stride=[1, 1] (conv2d's weight is 4-D: (out_channels, "
-                           f"in_channels / groups, kernel_h, kernel_w), got shape "
-                           f"{list(weight.shape)})")
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim != x.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight {list(weight.shape)}, but got {x.ndim}-"
+                           f"dimensional input of size {list(x.shape)} instead")
     if x.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {scalar_name(x.dtype)} but found "
                            f"{scalar_name(weight.dtype)}: the input is {x.dtype} and the "
@@ -116,43 +110,72 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     ``bias`` (out_channels,). ``padding`` pads with zeros: a number, a pair, 'valid' (none)
     or 'same' (the output as large as the input; stride 1 only). ``groups`` splits the
     channels into independent convolutions."""
-    expect_tensor("conv2d", "input", 1, input)
-    expect_tensor("conv2d", "weight", 2, weight)
-    unbatched = _check_4d("conv2d", input)
-    if unbatched:
-        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation,
-                      groups).squeeze(0)
+    return _convolution("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``conv2d`` along one side: each of ``weight``'s (out_channels, in_channels / groups,
+    k) kernels slid along ``input`` (N, C, L) or (C, L) (a sequence of C features per
+    step, or a signal of C channels); the same padding, stride, dilation and groups."""
+    return _convolution("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolution(name, n, input, weight, bias, stride, padding, dilation, groups):
+    """The checks of ``conv1d`` (n = 1) and ``conv2d`` (n = 2), in PyTorch's order, then the
+    op; a 1-d convolution runs as a 2-d one of height 1 (``ConvolutionBackward0``)."""
+    expect_tensor(name, "input", 1, input)
+    expect_tensor(name, "weight", 2, weight)
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if input.ndim == n + 1:
+        return _convolution(name, n, input.unsqueeze(0), weight, bias, stride, padding,
+                            dilation, groups).squeeze(0)
     x, w = input._data, weight._data
     b = bias._data if bias is not None else None
     groups = int(groups)
     _check_conv_arguments(x, w, b, groups)
     kernel = w.shape[2:]
-    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
+    stride, dilation = pair(stride, "stride", n), pair(dilation, "dilation", n)
     if min(stride) < 1:
         raise RuntimeError("non-positive stride is not supported")
     if min(dilation) < 1:
         raise RuntimeError("dilation should be greater than zero")
     pads = _padding(padding, kernel, stride, dilation)
-    padded_size = tuple(n + p0 + p1 for n, (p0, p1) in zip(x.shape[2:], pads))
+    padded_size = tuple(s + p0 + p1 for s, (p0, p1) in zip(x.shape[2:], pads))
     span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    if padded_size[0] < span[0] or padded_size[1] < span[1]:
-        raise RuntimeError(f"Calculated padded input size per channel: ({padded_size[0]} x "
-                           f"{padded_size[1]}). Kernel size: ({span[0]} x {span[1]}). "
-                           "Kernel size can't be greater than actual input size")
+    if any(p < k for p, k in zip(padded_size, span)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded_size))}). Kernel size: "
+                           f"({' x '.join(map(str, span))}). Kernel size can't be greater "
+                           "than actual input size")
+    if x.dtype == np.bool_ and x.size and w.size:  # (an empty one is PyTorch's too)
+        raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool': convolve "
+                                  "numbers (x.float())")
+    if x.size == 0 and x.shape[0] and x.shape[1]:
+        shape = list(x.shape[:2]) + [1] * (n == 1) + list(x.shape[2:])
+        raise RuntimeError(f"Only zero batch or zero channel inputs are supported, but got "
+                           f"input shape: {shape}")
+    if n == 1:  # the geometry of a plane of height 1
+        kernel, pads = (1,) + kernel, ((0, 0),) + pads
+        stride, dilation = (1,) + stride, (1,) + dilation
     return ConvolutionBackward0.run((input, weight, bias), x, w, b,
                                     geometry=(kernel, pads, stride, dilation), groups=groups)
 
 
-class Conv2d(Module):
-    """A 2-D convolution layer: ``out_channels`` learnt kernels of ``kernel_size`` slid over
-    the input (N, in_channels, H, W). Initialised as PyTorch does: the weight
-    kaiming-uniform with a=sqrt(5), the bias uniform in ±1/sqrt(fan_in), fan_in =
-    in_channels / groups * kh * kw."""
+class ConvNd(Module):
+    """What ``Conv1d`` and ``Conv2d`` share (PyTorch's ``_ConvNd``): the settings, the
+    parameters and their initialisation, as PyTorch does it: the weight kaiming-uniform
+    with a=sqrt(5), the bias uniform in ±1/sqrt(fan_in), fan_in = in_channels / groups
+    times the kernel's size. ``dims``: how many sides the kernel slides along."""
+
+    dims = 2
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         check_device(device)
+        n = self.dims
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:
@@ -161,22 +184,23 @@ class Conv2d(Module):
             raise ValueError("out_channels must be divisible by groups")
         if padding_mode != "zeros":
             raise NotImplementedError(
-                f"padding_mode={padding_mode!r}: minigrad's Conv2d pads with zeros only; pad "
-                "the input yourself first, or use PyTorch for reflect/replicate/circular")
+                f"padding_mode={padding_mode!r}: minigrad's {type(self).__name__} pads with "
+                "zeros only; pad the input yourself first (F.pad), or use PyTorch for "
+                "reflect/replicate/circular")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size, self.stride = pair(kernel_size), pair(stride, "stride")
-        self.dilation, self.groups = pair(dilation, "dilation"), groups
-        self.output_padding, self.transposed = (0, 0), False
+        self.kernel_size, self.stride = pair(kernel_size, n=n), pair(stride, "stride", n)
+        self.dilation, self.groups = pair(dilation, "dilation", n), groups
+        self.output_padding, self.transposed = (0,) * n, False
         self.padding_mode = padding_mode
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  "{'same', 'valid'}")
-            if padding == "same" and self.stride != (1, 1):
+            if padding == "same" and self.stride != (1,) * n:
                 raise ValueError("padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
-            self.padding = pair(padding, "padding")
+            self.padding = pair(padding, "padding", n)
         dtype = dtype or dtypes.float32
         shape = (out_channels, in_channels // groups) + self.kernel_size
         self.weight = Parameter(creation.empty(*shape, dtype=dtype))
@@ -194,20 +218,37 @@ class Conv2d(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input):
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
-
     def extra_repr(self):
         """As PyTorch prints it: only the settings that differ from the defaults."""
+        zeros, ones = (0,) * self.dims, (1,) * self.dims
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
-        if self.padding != (0, 0):
+        if self.padding != zeros:
             s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
+        if self.dilation != ones:
             s += f", dilation={self.dilation}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
         return s
+
+
+class Conv2d(ConvNd):
+    """A 2-D convolution layer: ``out_channels`` learnt kernels of ``kernel_size`` slid over
+    the input (N, in_channels, H, W) (see ``F.conv2d``)."""
+
+    def forward(self, input):
+        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                      self.groups)
+
+
+class Conv1d(ConvNd):
+    """A 1-D convolution layer: ``out_channels`` learnt kernels of length ``kernel_size``
+    slid along the input (N, in_channels, L) (see ``F.conv1d``)."""
+
+    dims = 1
+
+    def forward(self, input):
+        return conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                      self.groups)

@@ -20,18 +20,21 @@ from ..ops.embedding import EmbeddingBackward0
 from .._tensor import wrap
 from ..random import numpy_rng
 from ._arguments import expect_tensor
-from ._norms import batch_norm, layer_norm  # noqa: F401  (F.batch_norm, F.layer_norm)
-from .conv import conv2d  # noqa: F401  (F.conv2d)
-from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
+from ._norms import batch_norm, group_norm, layer_norm  # noqa: F401  (F.batch_norm, ...)
+from .conv import conv1d, conv2d, scalar_name  # noqa: F401  (F.conv1d, F.conv2d)
+from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d,  # noqa: F401
+                      avg_pool2d, max_pool1d, max_pool2d)
 from .loss_functions import (  # noqa: F401  (and F.MseLossBackward0, which chapter 7 shows)
     MseLossBackward0, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
     huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "linear",
            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
-           "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "one_hot",
-           "gelu", "embedding", "batch_norm", "layer_norm",
-           "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "hardswish"]
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "dropout", "dropout1d",
+           "dropout2d", "one_hot",
+           "gelu", "embedding", "batch_norm", "layer_norm", "group_norm",
+           "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "hardswish"]
 
 
 def relu(input, inplace=False):
@@ -128,6 +131,9 @@ def linear(input, weight, bias=None):
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{x.shape[-1] if x.ndim else 1} "
             f"and {w.shape[1]}x{w.shape[0]}): the layer expects {w.shape[1]} input features "
             f"but the input's last dimension is {x.shape[-1] if x.ndim else 'missing'}")
+    if x.dtype == np.bool_ and x.size and w.size:  # (an empty product is PyTorch's too)
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool': a linear "
+                                  "layer multiplies numbers; convert the input (x.float())")
     if x.ndim != 2:
         rows = math.prod(x.shape[:-1])  # not -1: with no features, -1 would be any number
         batch = linear(input.reshape(rows, w.shape[1]), weight, bias)
@@ -148,6 +154,61 @@ def dropout(input, p=0.5, training=True, inplace=False, generator=None):
     keep = numpy_rng(generator).random(input.shape) >= p
     scale = 0.0 if p == 1 else 1.0 / (1 - p)
     return input * wrap((keep * scale).astype(input._data.dtype))
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: each channel input[n, c] (a sequence of L values) of (N, C, L)
+    or (C, L), with probability p, and scale the rest by 1/(1-p) (training only)."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    if input.ndim == 2:
+        return _feature_dropout(input.unsqueeze(0), p, training, inplace).squeeze(0)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: each feature map input[n, c] (H, W) of (N, C, H, W), with
+    probability p, and scale the rest by 1/(1-p) (training only). As PyTorch, a 3-D input
+    is taken as (N, C, L) (with a warning: use dropout1d), and other ranks are allowed with
+    a warning."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead.",
+                      UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L): use dropout1d for that.", UserWarning, stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def _check_p(p):
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace):
+    """PyTorch's feature dropout: one draw per (sample, channel), the same for all of the
+    channel's positions."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    a = input._data
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{scalar_name(a.dtype)}: dropout scales by 1/(1-p); use a float "
+                           "tensor (x.float())")
+    keep = numpy_rng(None).random(a.shape[:2]) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)
+    mask = wrap((keep * scale).astype(a.dtype).reshape(a.shape[:2] + (1,) * (a.ndim - 2)))
+    return input.mul_(mask) if inplace else input * mask
 
 
 def one_hot(tensor, num_classes=-1):

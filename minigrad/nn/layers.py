@@ -1,5 +1,5 @@
 """Layers: ``Linear``, ``Sequential``, ``ModuleList``, activations, ``Flatten``, ``Dropout``
-(chapter 6)."""
+(chapter 6), and ``Dropout1d`` / ``Dropout2d`` (whole channels, for the CNNs after it)."""
 
 import math
 import numbers
@@ -14,7 +14,8 @@ from .module import Module, indent
 from .parameter import Parameter
 
 __all__ = ["Linear", "Sequential", "ModuleList", "ReLU", "LeakyReLU", "GELU", "Tanh", "Sigmoid",
-           "Softmax", "LogSoftmax", "Flatten", "Identity", "Dropout"]
+           "Softmax", "LogSoftmax", "Flatten", "Identity", "DropoutNd", "Dropout", "Dropout1d",
+           "Dropout2d"]
 
 
 def _check_sizes(in_features, out_features):
@@ -236,8 +237,8 @@ class Identity(Module):
         return input
 
 
-class Dropout(Module):
-    """Zeroes random elements while training; does nothing after ``model.eval()``."""
+class DropoutNd(Module):
+    """What the dropout layers share (PyTorch's ``_DropoutNd``): ``p`` and ``inplace``."""
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
@@ -245,8 +246,26 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(DropoutNd):
+    """Zeroes random elements while training; does nothing after ``model.eval()``."""
+
     def forward(self, input):
         return F.dropout(input, self.p, self.training)
 
-    def extra_repr(self):
-        return f"p={self.p}, inplace={self.inplace}"
+
+class Dropout1d(DropoutNd):
+    """Zeroes random whole channels (N, C, L) while training (see ``F.dropout1d``)."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(DropoutNd):
+    """Zeroes random whole feature maps (N, C, H, W) while training (see ``F.dropout2d``)."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)

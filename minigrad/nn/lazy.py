@@ -1,11 +1,12 @@
-"""Lazy modules: ``LazyLinear``, ``LazyConv2d`` and ``LazyBatchNorm1d``, as in ``torch.nn``.
+"""Lazy modules: ``LazyLinear``, ``LazyConv1d`` / ``2d`` and ``LazyBatchNorm1d`` / ``2d``, as
+in ``torch.nn``.
 
 A lazy layer is made without its input size (``nn.LazyLinear(256)``: no ``in_features``).
 Its parameters are ``UninitializedParameter``\\ s until the first call, which reads the size
 from the input (the last dimension for ``LazyLinear``, the channels for the others), gives
 the parameters their shapes, initialises them as the ordinary layer would (the same numbers
 after the same seed), and turns the module into that ordinary class (``Linear``, ``Conv2d``,
-``BatchNorm1d``), as PyTorch does with ``cls_to_become``::
+...), as PyTorch does with ``cls_to_become``::
 
     net = nn.Sequential(nn.LazyLinear(256), nn.ReLU(), nn.LazyLinear(10))
     net(X)        # now net[0] is a Linear(in_features=X.shape[-1], out_features=256)
@@ -24,12 +25,13 @@ from itertools import chain
 
 from .. import creation, dtypes
 from ..graph import no_grad
-from .conv import Conv2d
+from .conv import Conv1d, Conv2d
 from .layers import Linear
-from .normalization import BatchNorm1d
+from .normalization import BatchNorm1d, BatchNorm2d
 from .parameter import UninitializedBuffer, UninitializedParameter, is_lazy
 
-__all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv2d", "LazyBatchNorm1d"]
+__all__ = ["LazyModuleMixin", "LazyLinear", "LazyConvMixin", "LazyConv1d", "LazyConv2d",
+           "LazyBatchNormMixin", "LazyBatchNorm1d", "LazyBatchNorm2d"]
 
 
 class LazyModuleMixin:
@@ -127,11 +129,9 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.in_features = input.shape[-1]
 
 
-class LazyConv2d(LazyModuleMixin, Conv2d):
-    """A ``Conv2d`` whose ``in_channels`` is the channel dimension of its first input,
-    (N, C, H, W) or (C, H, W)."""
-
-    cls_to_become = Conv2d
+class LazyConvMixin(LazyModuleMixin):
+    """What ``LazyConv1d`` and ``LazyConv2d`` share: ``in_channels`` is the channel
+    dimension of the first input, (N, C, *) or (C, *)."""
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
@@ -158,17 +158,30 @@ class LazyConv2d(LazyModuleMixin, Conv2d):
             self.reset_parameters()
 
     def _get_in_channels(self, input):
-        if input.dim() not in (3, 4):
-            raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to "
+        n = self.dims
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
                                f"{type(self).__name__}, but got input of size: {input.shape}")
-        return input.shape[1] if input.dim() == 4 else input.shape[0]
+        return input.shape[1] if input.dim() == n + 2 else input.shape[0]
 
 
-class LazyBatchNorm1d(LazyModuleMixin, BatchNorm1d):
-    """A ``BatchNorm1d`` whose ``num_features`` is the channel dimension (dim 1) of its
-    first input."""
+class LazyConv1d(LazyConvMixin, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` is the channel dimension of its first input,
+    (N, C, L) or (C, L)."""
 
-    cls_to_become = BatchNorm1d
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(LazyConvMixin, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` is the channel dimension of its first input,
+    (N, C, H, W) or (C, H, W)."""
+
+    cls_to_become = Conv2d
+
+
+class LazyBatchNormMixin(LazyModuleMixin):
+    """What the lazy batch norms share: ``num_features`` is the channel dimension (dim 1)
+    of the first input."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, *, bias=True):
@@ -199,3 +212,17 @@ class LazyBatchNorm1d(LazyModuleMixin, BatchNorm1d):
                 self.running_mean.materialize((self.num_features,))
                 self.running_var.materialize((self.num_features,))
             self.reset_parameters()
+
+
+class LazyBatchNorm1d(LazyBatchNormMixin, BatchNorm1d):
+    """A ``BatchNorm1d`` whose ``num_features`` is the channel dimension of its first
+    input (N, C) or (N, C, L)."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(LazyBatchNormMixin, BatchNorm2d):
+    """A ``BatchNorm2d`` whose ``num_features`` is the channel dimension of its first
+    input (N, C, H, W)."""
+
+    cls_to_become = BatchNorm2d

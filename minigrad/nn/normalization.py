@@ -1,4 +1,5 @@
-"""Normalisation layers: ``BatchNorm1d`` and ``LayerNorm``, as in ``torch.nn``.
+"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``LayerNorm`` and ``GroupNorm``,
+as in ``torch.nn``.
 
 Both rescale what a layer outputs to mean 0 and variance 1 (then learn a scale ``weight``
 and a shift ``bias``), which keeps deep models trainable with larger learning rates.
@@ -20,7 +21,7 @@ from . import init
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["BatchNorm1d", "LayerNorm"]
+__all__ = ["BatchNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm"]
 
 
 def _scale_and_shift(module, shape, dtype, learnt, bias):
@@ -39,8 +40,9 @@ def _reset_scale_and_shift(module):
         init.zeros_(module.bias)
 
 
-class BatchNorm1d(Module):
-    """Batch normalisation of (N, C) or (N, C, L) input, per channel C (see F.batch_norm).
+class BatchNorm(Module):
+    """What ``BatchNorm1d`` and ``BatchNorm2d`` share (PyTorch's ``_BatchNorm``): batch
+    normalisation per channel C, dimension 1 of the input (see F.batch_norm).
 
     ``momentum``: how far the running statistics move towards each batch's (None: their
     plain average over all batches so far). ``affine``: learn ``weight`` (ones at first)
@@ -75,10 +77,11 @@ class BatchNorm1d(Module):
         self.reset_running_stats()
         _reset_scale_and_shift(self)
 
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
     def forward(self, input):
-        if input.dim() not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input): "
-                             "BatchNorm1d takes a batch (N, C) or (N, C, L)")
+        self._check_input_dim(input)
         tracking = self.training and self.track_running_stats
         momentum = 0.0 if self.momentum is None else self.momentum
         if tracking and self.momentum is None:  # the average of all batches so far
@@ -96,6 +99,54 @@ class BatchNorm1d(Module):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) input, per channel C."""
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input): "
+                             "BatchNorm1d takes a batch (N, C) or (N, C, L)")
+
+
+class BatchNorm2d(BatchNorm):
+    """Batch normalisation of images (N, C, H, W), per channel C: over the samples and the
+    positions of each channel (the CNNs of Dive into Deep Learning's chapters 7 and 8)."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input): BatchNorm2d "
+                             "takes a batch of images (N, C, H, W)")
+
+
+class GroupNorm(Module):
+    """Group normalisation (see F.group_norm): the ``num_channels`` channels split into
+    ``num_groups`` groups, each normalised per sample. ``affine``: learn a ``weight`` (ones
+    at first) and, if ``bias``, a ``bias`` (zeros), one per channel."""
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__()
+        check_device(device)
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        dtype = dtype or dtypes.float32
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        _scale_and_shift(self, (num_channels,), dtype, affine, bias)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _reset_scale_and_shift(self)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
 
 
 class LayerNorm(Module):

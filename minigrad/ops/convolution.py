@@ -23,7 +23,8 @@ from .op import Op
 from .tangents import transposed_backward
 
 __all__ = ["ConvolutionBackward0", "Im2ColBackward0", "Col2ImBackward0",
-           "ConstantPadNdBackward0", "windows", "add_windows", "pad_zeros", "constant_pad",
+           "ConstantPadNdBackward0", "as_plane", "windows", "add_windows", "pad_zeros",
+           "constant_pad",
            "im2col", "col2im", "unfold", "fold", "padded"]
 
 
@@ -154,18 +155,34 @@ class Col2ImBackward0(Op):
     jvp = transposed_backward
 
 
+def as_plane(a):
+    """A 1-d convolution's (N, C, L) input or (O, C, k) weight as a plane of height 1
+    (N, C, 1, L): an array, or a Tensor as a recorded view."""
+    return a[:, :, None] if is_array(a) else a.unsqueeze(2)
+
+
 class ConvolutionBackward0(Op):
     """out = W @ im2col(x) + b, per sample and group. d(x): W^T times the gradient, put
     back window by window (col2im); d(W): the gradient times the window matrix, summed
     over the batch; d(b): the gradient summed over the batch and the positions.
-    ``geometry``: (kernel, pads, stride, dilation)."""
+    ``geometry``: (kernel, pads, stride, dilation), pairs. A 1-d convolution (``F.conv1d``:
+    x (N, C, L), weight (O, C / groups, k)) is the 2-d one on planes of height 1, with a
+    geometry of height 1 too; its output and gradients keep the 1-d shapes."""
     __slots__ = ("geometry", "groups")
 
     def forward(self, x, weight, bias, geometry, groups):
         self.geometry, self.groups = geometry, groups
-        cols = im2col(x, *geometry)  # (N, C * kh * kw, out_h * out_w)
+        if x.ndim == 3:
+            self.save_for_backward(x, weight, None)
+            value = self.forward(x[:, :, None], weight[:, :, None], bias, geometry, groups)
+            self.save_for_backward(x, weight, self.saved[2])
+            return value[:, :, 0]
         n, out_c = x.shape[0], weight.shape[0]
         out_h, out_w = out_size(x.shape[2:], *geometry)
+        if x.shape[1] == 0:  # no input channels: PyTorch's output has none either
+            self.save_for_backward(x, weight, None)
+            return np.zeros((n, 0, out_h, out_w), np.result_type(x, weight))
+        cols = im2col(x, *geometry)  # (N, C * kh * kw, out_h * out_w)
         w2 = weight.reshape(out_c, -1)
         if groups == 1:
             value = np.matmul(w2, cols)
@@ -181,6 +198,16 @@ class ConvolutionBackward0(Op):
         return value.reshape(n, out_c, out_h, out_w)
 
     def backward(self, grad, x, weight, cols):
+        if grad.ndim == 3:  # 1-d: the 2-d gradients of the planes, back to the 1-d shapes
+            grad_x, grad_w, grad_b = self.backward(as_plane(grad), as_plane(x),
+                                                   as_plane(weight), cols)
+            return (None if grad_x is None else grad_x.reshape(*self.input_shape(0)),
+                    None if grad_w is None else grad_w.reshape(*self.input_shape(1)), grad_b)
+        if x.shape[1] == 0:  # no input channels: every gradient is zeros
+            dtype = (grad if is_array(grad) else grad._data).dtype
+            zeros = [np.zeros(self.input_shape(i), dtype) if needed else None
+                     for i, needed in enumerate(self.needs_input_grad)]
+            return tuple(z if z is None or is_array(grad) else self.wrap(z) for z in zeros)
         # one matmul over the groups as a batch axis: (N, G, out_c / G, L) and (G, out_c / G, K)
         groups = self.groups
         n, out_c, out_h, out_w = grad.shape
@@ -189,12 +216,14 @@ class ConvolutionBackward0(Op):
         needs_x, needs_w, needs_b = self.needs_input_grad
         grad_x = grad_w = grad_b = None
         if needs_x:
-            grad_cols = (formulas.transpose_last(w) @ g).reshape(n, -1, out_h * out_w)
-            grad_x = fold(grad_cols, self.input_shape(0)[2:], self.geometry)
+            # (explicit sizes, not -1: an empty batch must reshape too)
+            grad_cols = (formulas.transpose_last(w) @ g).reshape(n, groups * w.shape[2],
+                                                                 out_h * out_w)
+            grad_x = fold(grad_cols, x.shape[2:], self.geometry)
         if needs_w:
             if not is_array(grad):  # the windows of x as a recorded function of x
                 cols = unfold(x, self.geometry)
-            c = cols.reshape(n, groups, -1, out_h * out_w)
+            c = cols.reshape(n, groups, cols.shape[1] // groups, out_h * out_w)
             grad_w = formulas.sum_over(g @ formulas.transpose_last(c), (0,)).reshape(
                 *weight.shape)
         if needs_b:

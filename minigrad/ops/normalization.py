@@ -1,7 +1,8 @@
-"""Layer norm and batch norm (``F.layer_norm``, ``F.batch_norm``; the layers ``nn.LayerNorm``
-and ``nn.BatchNorm1d``, whose train/eval difference chapter 10 shows): one fused op each,
-its forward, what it saves and its backward in one class, as PyTorch's
-``native_layer_norm`` and ``native_batch_norm``.
+"""Layer norm, batch norm and group norm (``F.layer_norm``, ``F.batch_norm``,
+``F.group_norm``; the layers ``nn.LayerNorm``, ``nn.BatchNorm1d`` / ``2d``, whose train/eval
+difference chapter 10 shows, and ``nn.GroupNorm``): one fused op each, its forward, what it
+saves and its backward in one class, as PyTorch's ``native_layer_norm``,
+``native_batch_norm`` and ``native_group_norm``.
 
 Both normalise ``x`` to ``xhat = (x - mean) * invstd``, ``invstd = 1 / sqrt(var + eps)``,
 and return ``xhat * weight + bias``. A plain ``backward()`` uses the closed-form gradient
@@ -18,7 +19,7 @@ from .formulas import is_array
 from .op import Op
 from .tangents import transposed_backward
 
-__all__ = ["NativeLayerNormBackward0", "NativeBatchNormBackward0"]
+__all__ = ["NativeLayerNormBackward0", "NativeBatchNormBackward0", "NativeGroupNormBackward0"]
 
 
 def _mean(x, axes):
@@ -44,22 +45,31 @@ class NativeLayerNormBackward0(Op):
         self.param_shape, self.param_axes, self.eps = param_shape, param_axes, eps
         if fixed is None:
             self.stats_axes = stats_axes
-            mean = x.mean(axis=stats_axes, keepdims=True)
-            centered = x - mean
+            # float32's statistics in float64, as PyTorch accumulates them on the CPU: the
+            # centred values stay exact, so gradients that cancel (their sum is 0) do
+            xs = x.astype(np.float64) if x.dtype == np.float32 else x
+            mean = xs.mean(axis=stats_axes, keepdims=True)
+            centered = xs - mean
             squares = (centered * centered).sum(axis=stats_axes, keepdims=True)
             count = math.prod([x.shape[axis] for axis in stats_axes])
             invstd = 1 / np.sqrt(squares / count + eps)
             if running is not None:
                 _move_running(running, mean, squares / (count - 1))
+            xhat = (centered * invstd).astype(x.dtype, copy=False)
+            mean, invstd = mean.astype(x.dtype, copy=False), invstd.astype(x.dtype, copy=False)
         else:
             self.stats_axes = None
             mean, invstd = fixed
-            centered = x - mean
-        xhat = centered * invstd
-        out = xhat.copy() if weight is None else xhat * weight.reshape(param_shape)
-        if bias is not None:
-            out += bias.reshape(param_shape)
+            xhat = (x - mean) * invstd
+        out = self.scale_and_shift(x, xhat, mean, invstd, weight, bias)
         self.save_for_backward(x, weight, xhat, invstd, mean)
+        return out
+
+    def scale_and_shift(self, x, xhat, mean, invstd, weight, bias):
+        """``xhat * weight + bias`` (either may be None)."""
+        out = xhat.copy() if weight is None else xhat * weight.reshape(self.param_shape)
+        if bias is not None:
+            out += bias.reshape(self.param_shape)
         return out
 
     def backward(self, grad, x, weight, xhat, invstd, mean):
@@ -95,6 +105,13 @@ class NativeBatchNormBackward0(NativeLayerNormBackward0):
 
     jvp = transposed_backward
 
+    def scale_and_shift(self, x, xhat, mean, invstd, weight, bias):
+        """As PyTorch computes it: ``x * alpha + beta`` with one alpha = invstd * weight and
+        beta = bias - mean * alpha per channel (an infinite weight gives PyTorch's nan)."""
+        alpha = invstd if weight is None else invstd * weight.reshape(self.param_shape)
+        beta = -mean * alpha if bias is None else bias.reshape(self.param_shape) - mean * alpha
+        return x * alpha + beta
+
 
 def _move_running(running, mean, var):
     """``running = (1 - momentum) * running + momentum * batch``, in place (the caller bumps
@@ -102,3 +119,62 @@ def _move_running(running, mean, var):
     running_mean, running_var, momentum = running
     for target, batch in ((running_mean, mean), (running_var, var)):
         target[...] = momentum * batch.reshape(target.shape) + (1 - momentum) * target
+
+
+class NativeGroupNormBackward0(Op):
+    """Group norm: the channels of each sample of x (N, C, *) split into ``groups`` groups
+    of C / groups channels, each group normalised over its channels and positions (layer
+    norm of x viewed as (N, groups, rest)); then one weight and bias per channel, as batch
+    norm's. Inputs (x, weight, bias), the last two may be None."""
+    __slots__ = ("groups", "eps")
+
+    def forward(self, x, weight, bias, groups, eps):
+        self.groups, self.eps = groups, eps
+        xs = x.astype(np.float64) if x.dtype == np.float32 else x  # (as layer norm's)
+        grouped = xs.reshape(self._grouped(x.shape))
+        centered = grouped - _group_mean(grouped)
+        invstd = 1 / np.sqrt(_group_mean(centered * centered) + eps)
+        xhat = (centered * invstd).reshape(x.shape).astype(x.dtype, copy=False)
+        invstd = invstd.astype(x.dtype, copy=False)
+        shape = _per_channel(x.shape)
+        out = xhat.copy() if weight is None else xhat * weight.reshape(shape)
+        if bias is not None:
+            out += bias.reshape(shape)
+        self.save_for_backward(x, weight, xhat, invstd)
+        return out.astype(x.dtype, copy=False)
+
+    def _grouped(self, shape):
+        """(N, groups, the rest): explicit, so that an empty batch reshapes too."""
+        return (shape[0], self.groups, math.prod(shape[1:]) // self.groups)
+
+    def backward(self, grad, x, weight, xhat, invstd):
+        shape, grouped = tuple(x.shape), self._grouped(tuple(x.shape))
+        if not is_array(grad):  # xhat and invstd as recorded functions of the input
+            centered = x.reshape(*grouped) - _group_mean(x.reshape(*grouped))
+            invstd = 1 / formulas.sqrt(_group_mean(centered * centered) + self.eps)
+            xhat = (centered * invstd).reshape(*shape)
+        needs_x, needs_weight, needs_bias = self.needs_input_grad
+        axes = (0,) + tuple(range(2, len(shape)))
+        grad_x = grad_weight = grad_bias = None
+        if needs_x:
+            g = grad if weight is None else grad * weight.reshape(*_per_channel(shape))
+            g, xh = g.reshape(*grouped), xhat.reshape(*grouped)
+            grad_x = (invstd * (g - _group_mean(g) - xh * _group_mean(g * xh))).reshape(*shape)
+        if needs_weight:
+            grad_weight = formulas.sum_over(grad * xhat, axes)
+            if grouped[0] and not grouped[2]:  # samples whose groups hold no value: PyTorch's
+                grad_weight = grad_weight * math.nan  # mean of none is 0/0, its gradient nan
+        if needs_bias:
+            grad_bias = formulas.sum_over(grad, axes)
+        return grad_x, grad_weight, grad_bias
+
+
+def _per_channel(shape):
+    """The shape of a per-channel value broadcast against x (N, C, *): (1, C, 1, ...)."""
+    return (1, shape[1]) + (1,) * (len(shape) - 2)
+
+
+def _group_mean(grouped):
+    """The mean of each group of (N, groups, rest), kept as (N, groups, 1); 0 for groups
+    with no element (their results are empty anyway)."""
+    return formulas.sum_over(grouped, (2,), keepdims=True) / max(grouped.shape[2], 1)

@@ -229,6 +229,19 @@ def adaptive_weights(n, m, dtype):
     return weights
 
 
+def window_means(x, out_size):
+    """The mean of each of PyTorch's adaptive windows, one window at a time (for inputs
+    with inf or nan, which only their own windows may see)."""
+    (h, w), (m_h, m_w) = x.shape[-2:], out_size
+    out = np.empty(x.shape[:-2] + (m_h, m_w), x.dtype)
+    for i in range(m_h):
+        rows = slice((i * h) // m_h, -(-((i + 1) * h) // m_h))
+        for j in range(m_w):
+            cols = slice((j * w) // m_w, -(-((j + 1) * w) // m_w))
+            out[..., i, j] = x[..., rows, cols].mean(axis=(-1, -2))
+    return out
+
+
 class AdaptiveAvgPool2DBackward0(Op):
     """out = A_h x A_w^T per plane (A_h, A_w the averaging matrices of the two sides), so
     d(x) = A_h^T d(out) A_w: linear, with constant matrices."""
@@ -239,6 +252,8 @@ class AdaptiveAvgPool2DBackward0(Op):
         rows = adaptive_weights(x.shape[-2], out_size[0], x.dtype)
         cols = adaptive_weights(x.shape[-1], out_size[1], x.dtype)
         self.save_for_backward(rows, cols)
+        if not np.isfinite(x).all():  # inf * 0 would spread nan past a window: window means
+            return window_means(x, out_size)
         return np.einsum("ih,...hw,jw->...ij", rows, x, cols, optimize=True)
 
     def backward(self, grad, rows, cols):

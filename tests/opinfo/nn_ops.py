@@ -50,3 +50,14 @@ op("NativeBatchNormBackward0",
 op("NativeBatchNormBackward0",
    lambda lib, x: F(lib).batch_norm(x, None, None, training=True), args=((2, 3, 2, 2),),
    tol={"float32": (1e-4, 1e-5)}, tag="images")
+op("ConvolutionBackward0", lambda lib, x, w, b: F(lib).conv1d(x, w, b, padding=1, stride=2),
+   args=((2, 4, 7), (3, 4, 3), (3,)), tol={"float32": (1e-4, 1e-5)}, tag="conv1d")
+op("ConvolutionBackward0", lambda lib, x, w: F(lib).conv1d(x, w, groups=2, dilation=2),
+   args=((2, 4, 7), (4, 2, 2)), tol={"float32": (1e-4, 1e-5)}, tag="conv1d_groups")
+op("NativeGroupNormBackward0", lambda lib, x, w, b: F(lib).group_norm(x, 2, w, b),
+   args=((3, 4, 5), (4,), (4,)), tol={"float32": (1e-4, 1e-5)})
+op("NativeGroupNormBackward0", lambda lib, x: F(lib).group_norm(x, 3), args=((2, 6, 2, 2),),
+   tol={"float32": (1e-4, 1e-5)}, tag="no_affine")
+op("NativeBatchNormBackward0",
+   lambda lib, x, w, b: F(lib).batch_norm(x, None, None, w, b, training=True),
+   args=((3, 2, 2, 3), (2,), (2,)), tol={"float32": (1e-4, 1e-5)}, tag="batchnorm2d")
