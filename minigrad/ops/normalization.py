@@ -168,6 +168,8 @@ class NativeGroupNormBackward0(Op):
             grad_bias = formulas.sum_over(grad, axes)
         return grad_x, grad_weight, grad_bias
 
+    jvp = transposed_backward
+
 
 def _per_channel(shape):
     """The shape of a per-channel value broadcast against x (N, C, *): (1, C, 1, ...)."""
