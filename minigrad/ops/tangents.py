@@ -85,7 +85,8 @@ def output_tangent(op, tensors, arrays, options, result):
     if GradMode.enabled and (result._requires_grad or any(
             t is not None and t._requires_grad for t in tangents)):
         inputs = [_input_tensor(t, a) for t, a in zip(list(tensors) + [None] * n, arrays)]
-        tangent = op.jvp(tuple(tangents), result, *inputs)
+        with np.errstate(all="ignore"):
+            tangent = op.jvp(tuple(tangents), result, *inputs)
         if tangent is None:
             return
         if not isinstance(tangent, Tensor):
