@@ -233,7 +233,7 @@ def learners_run():
 @pytest.mark.parametrize("nodes, grad", [(7, -16), (7.0, -16.0)])
 def test_dynamic_right_predictions_locked_then_revealed(fresh_predictions, nodes, grad):
     locked = ch02.lock_dynamic_graph(nodes, grad)
-    assert locked and "locked in" in repr(locked)
+    assert locked and "locked in" in repr(locked) and "right" not in repr(locked)
     result = ch02.reveal_dynamic_graph()
     assert result and "all parts right" in repr(result)
 

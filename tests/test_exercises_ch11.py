@@ -150,7 +150,7 @@ def test_the_snippet_agrees_with_pytorch():
 def test_prediction_locked_then_revealed(fresh_predictions):
     y_value, x_grad = torch_doubler()          # the right numbers, from PyTorch itself
     locked = ch11.lock_prediction(y_value, x_grad)
-    assert locked and "locked in" in repr(locked)
+    assert locked and "locked in" in repr(locked) and "right" not in repr(locked)
     result = ch11.reveal_prediction()
     assert result and "all parts right" in repr(result)
 

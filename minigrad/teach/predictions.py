@@ -26,7 +26,7 @@ import numbers
 
 from .checks import CheckResult, keeps_random_state, no_answer
 
-__all__ = ["Prediction", "reset_all"]
+__all__ = ["Prediction", "locked_together", "reset_all"]
 
 _ALL = []
 
@@ -170,3 +170,13 @@ def reset_all():
     """Forget every prediction's lock and reveal (for tests)."""
     for prediction in _ALL:
         prediction.reset()
+
+
+def locked_together(title, results):
+    """The message of one cell that locks several predictions (``results``: each lock's
+    CheckResult): "locked in" when all are, never "right" (nothing is compared before the
+    reveal); otherwise what each refused lock said."""
+    if all(results):
+        return CheckResult(True, f"{title}: your {len(results)} predictions are locked in. Now "
+                                 "run the next cells to see.")
+    return CheckResult(False, "\n".join(r.message for r in results if not r))

@@ -20,7 +20,7 @@ from ... import creation
 from ...graph import no_grad
 from ..._tensor import Tensor
 from ..checks import CheckResult, all_parts, no_answer
-from ..predictions import Prediction
+from ..predictions import Prediction, locked_together
 
 __all__ = ["check_leaves", "check_grad_fn_chain", "check_count_nodes", "leaf_node_prediction",
            "LEAF_NODE_CHOICES", "lock_dynamic_graph", "reveal_dynamic_graph",
@@ -304,7 +304,7 @@ def lock_dynamic_graph(nodes, grad):
     """Exercise 4, step 1: lock in the predicted node count of ``grow_then_sum(x_new)``'s
     backward graph (AccumulateGrad included) and the number each entry of ``x_new.grad``
     will hold, both written down as plain numbers before the code runs."""
-    return all_parts("Exercise 4", [DYNAMIC_NODES.lock(nodes), DYNAMIC_GRAD.lock(grad)])
+    return locked_together("Exercise 4", [DYNAMIC_NODES.lock(nodes), DYNAMIC_GRAD.lock(grad)])
 
 
 def _nodes_hint(count, want):

@@ -30,7 +30,7 @@ from ...ops import losses as loss_ops
 from ..._tensor import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import CheckResult, all_parts, describe, keeps_random_state, no_answer
-from ..predictions import Prediction
+from ..predictions import Prediction, locked_together
 from ..tape import ONE_SET_ONLY
 
 __all__ = ["check_hypot", "lock_prediction", "reveal_prediction", "check_tape_accumulation"]
@@ -186,7 +186,8 @@ PREDICTED_X_GRAD = Prediction(
 def lock_prediction(y_value, x_grad):
     """Exercise 2, step 1: lock in the numbers the learner expects in ``y`` and ``x.grad``
     (plain numbers, written before the snippet runs)."""
-    return all_parts("Exercise 2", [PREDICTED_Y.lock(y_value), PREDICTED_X_GRAD.lock(x_grad)])
+    return locked_together("Exercise 2", [PREDICTED_Y.lock(y_value),
+                                          PREDICTED_X_GRAD.lock(x_grad)])
 
 
 def reveal_prediction():
