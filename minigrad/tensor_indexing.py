@@ -58,6 +58,8 @@ def _check_ints_before(items, shape):
         if k is None:
             shown += 1
             continue
+        if isinstance(k, Tensor) and k._data.ndim == 0 and k._data.dtype.kind in "iu":
+            k = int(k._data)  # a 0-dim integer tensor selects as an integer does
         if type(k) is int and dim < len(shape) and not -shape[dim] <= k < shape[dim]:
             raise IndexError(f"index {k} is out of bounds for dimension {shown} with size "
                              f"{shape[dim]}")
@@ -221,6 +223,10 @@ def _to_index(key, array):
         items = tuple(key)
     else:
         items = (key,)
+    for i, k in enumerate(items):  # (an integer before a backward slice reports first)
+        if type(k) is slice and k.step is not None and k.step <= 0:
+            _check_ints_before(items[:i], array.shape)
+            break
     parts = tuple(_index_part(k) for k in items)
     if not any(isinstance(p, np.ndarray) for p in parts):
         return parts, None
