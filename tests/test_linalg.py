@@ -272,3 +272,24 @@ def test_decompositions_in_forward_mode_match_torch(name, fn, shape, kind):
     for (got, got_t), (want, want_t) in zip(jvp(mg), jvp(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
         np.testing.assert_allclose(got_t, want_t, rtol=1e-8, atol=1e-9)
+
+
+PRODUCTS = [((3,), "bool", (3,), "bool"), ((3,), "bool", (3,), "float64"),
+            ((0,), "bool", (0,), "bool"),
+            ((2, 3), "bool", (3,), "bool"), ((2, 3), "bool", (3, 2), "bool"),
+            ((2, 3), "bool", (3, 2), "float64"), ((1, 2, 3), "bool", (1, 3, 2), "bool"),
+            ((1, 2, 3), "bool", (1, 3, 2), "float64"), ((1, 1), "bool", (1, 1, 1), "float64"),
+            ((2, 0), "bool", (0, 3), "bool"), ((3,), "bool", (3, 2), "bool"),
+            ((1, 2, 3), "float64", (1, 3, 2), "bool"), ((2, 3), "int64", (3, 2), "int64")]
+
+
+@pytest.mark.parametrize("sa, da, sb, db", PRODUCTS)
+def test_products_of_bool_and_mixed_dtypes_refuse_as_torch(sa, da, sb, db):
+    def outcome(lib):
+        a = lib.zeros(sa, dtype=getattr(lib, da))
+        b = lib.zeros(sb, dtype=getattr(lib, db))
+        try:
+            return "ok", str(a @ b).split("(")[0]
+        except Exception as error:  # the type is what both must agree on
+            return type(error).__name__, ""
+    assert outcome(mg)[0] == outcome(torch)[0]

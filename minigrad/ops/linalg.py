@@ -266,10 +266,34 @@ def _onto_diagonal(g, unique, term, sizes):
     return _einsum(spec, g, *[eye for _, eye in identities])
 
 
+def _refuse_bool_products(x, y):
+    """PyTorch has no bool kernel for a product: NotImplementedError named after the kernel
+    that would run (dot checks the dtypes first and refuses even empty vectors; a batched
+    product refuses a bool first operand before comparing dtypes; nothing runs, so nothing
+    is refused, when an operand is empty)."""
+    if x.ndim == 1 and y.ndim == 1:
+        if x.dtype != y.dtype:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{dtypes.scalar_name(x.dtype)} and "
+                               f"{dtypes.scalar_name(y.dtype)}")
+        if x.dtype == np.bool_:
+            raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+        return
+    if not (x.size and y.size) or x.ndim == 0 or y.ndim == 0:
+        return
+    if (x.ndim > 2 or y.ndim > 2) and x.dtype == np.bool_:
+        raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+    if x.dtype == y.dtype == np.bool_:
+        kernel = "addmv_impl_cpu" if y.ndim == 1 else "addmm_impl_cpu_"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def matmul(a, b):
     """Matrix product with PyTorch's rules for 1-D, 2-D and batched operands."""
     if not isinstance(a, Tensor):
         a = tensor_from(a)
+    if isinstance(b, Tensor):
+        _refuse_bool_products(a._data, b._data)
     if isinstance(b, Tensor) and a._data.dtype != b._data.dtype:
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}. "
@@ -387,6 +411,7 @@ def dot(input, tensor):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.size}] and src "
                            f"[{b.size}] to have the same number of elements, but got {a.size} "
                            f"and {b.size} elements respectively")
+    _refuse_bool_products(a, b)
     return DotBackward0.run((input, tensor), a, b)
 
 
