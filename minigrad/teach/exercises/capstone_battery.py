@@ -184,8 +184,8 @@ def _aliasing_at_fault(Tensor, program, values, seed, seed_ones, want):
         return False
 
 
-ALIASING = (" Each op alone passed, and this graph gives the right gradients once every array "
-            "a backward_fn returns is copied first, so the walk is not at fault: an in-place "
+ALIASING = (" This graph gives the right gradients once every array a backward_fn returns is "
+            "copied first, so the walk's order and sums are not at fault: an in-place "
             "+= changed an array another tensor's gradient also holds: make a new array when "
             "adding (total = total + g, never += into a buffer). a + b hands the same array "
             "to both its inputs, and a + a twice to one.")
