@@ -33,7 +33,8 @@ def is_speaker_note(cell):
 CLEARED = {"solution", "check", "compare-with-yours", "experiment"}
 # Calls that run the learner's pieces: their stored output is what the reference pieces did
 # ("ran your op: True", "yours" for every piece), not what the learner's copy will print.
-RUNS_YOUR_PIECES = ("teach.use(", "my_pieces(")
+RUNS_YOUR_PIECES = ("teach.use(", "my_pieces(", "engine_or_stand_in(", "sgd_or_stand_in(",
+                    "draw_engine_graph(", "engine_name(", "three_ways(")
 
 
 def clears_output(cell):

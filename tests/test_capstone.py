@@ -5,7 +5,10 @@ change of the notebook's answer) are caught with a message that names the mistak
 minigrad's and PyTorch's own objects are refused; the stand-in that runs while nothing is
 written passes the same batteries."""
 
+import importlib.util
 import inspect
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,6 +166,17 @@ WRONG_ENGINES = {
         "t.grad = total.copy() if t.grad is None else t.grad + total",
         "if t.grad is None:\n                    t.grad = total\n"
         "                else:\n                    t.grad += total", "array of its own"),
+    "a buffer added into in place (a + b hands one array to both inputs)": (
+        "buffers[id(x)] = g if id(x) not in buffers else buffers[id(x)] + g",
+        "if id(x) in buffers:\n                    buffers[id(x)] += g\n"
+        "                else:\n                    buffers[id(x)] = g",
+        "an in-place += changed an array another tensor's gradient also holds: make a new "
+        "array when adding"),
+    "inner tensors keep their totals in .grad": (
+        "            for x, g in zip(t.inputs, t.backward_fn(total)):",
+        "            t.grad = total\n"
+        "            for x, g in zip(t.inputs, t.backward_fn(total)):",
+        "(an inner tensor, not a leaf) has .grad"),
 }
 
 # Whole walks written differently (the backward method replaced).
@@ -209,9 +223,35 @@ GRAD_AS_BUFFER = '''
                 for x, g in zip(t.inputs, t.backward_fn(t.grad)):
                     x.grad = g.copy() if x.grad is None else x.grad + g
 '''
+# The inner tensors' buffers kept under another name (.total), never reset: one backward()
+# is right, a second one through the same graph starts from the first one's totals.
+KEPT_TOTALS = '''
+    def backward(self, grad=None):
+        order, seen, stack = [], set(), [(self, False)]
+        while stack:
+            t, expanded = stack.pop()
+            if expanded:
+                order.append(t)
+            elif id(t) not in seen:
+                seen.add(id(t))
+                stack.append((t, True))
+                stack.extend((x, False) for x in t.inputs if id(x) not in seen)
+        self.total = np.ones_like(self.data) if grad is None else np.array(grad)
+        for t in reversed(order):
+            total = getattr(t, "total", None)
+            if total is None:
+                continue
+            if not t.inputs:
+                t.grad = total.copy() if t.grad is None else t.grad + total
+                t.total = None
+                continue
+            for x, g in zip(t.inputs, t.backward_fn(total)):
+                x.total = g.copy() if getattr(x, "total", None) is None else x.total + g
+'''
 WALKS = {"a walk along every path (no buffers)": (PER_PATH, "ran twice"),
          "breadth-first, not a topological order": (BREADTH_FIRST, "topological order"),
-         "inner tensors' .grad as buffers, never reset": (GRAD_AS_BUFFER, "from zero")}
+         "inner tensors' .grad as buffers": (GRAD_AS_BUFFER, "expected None. Rule 6"),
+         "inner totals kept under another name, never reset": (KEPT_TOTALS, "from zero")}
 
 
 def with_walk(walk):
@@ -353,3 +393,58 @@ def test_the_battery_module_needs_nothing_of_the_learner_but_the_spec():
     source = inspect.getsource(capstone_battery)
     for name in ("._sum_to", "_as_tensor"):  # the notebook answer's own helpers
         assert name not in source
+
+
+def _stand_in_digits_run(Engine, n=16):
+    params = capstone.init_params(seed=0)
+    x, y, _, _ = capstone.digits(seed=0)
+    mine = {k: Engine(v) for k, v in params.items()}
+    hidden = (Engine(x[:n]) @ mine["W1"] + mine["b1"]).relu()
+    out = hidden @ mine["W2"] + mine["b2"]
+    scores = torch.tensor(out.data, requires_grad=True)
+    torch.nn.functional.cross_entropy(scores, torch.tensor(y[:n])).backward()
+    out.backward(scores.grad.numpy())
+    return mine, params, x[:n], y[:n], (hidden, out)
+
+
+def test_three_ways_says_stand_in_when_minigrad_meets_itself(capsys):
+    """The stand-in's gradients are minigrad's: the lines say so instead of 'yours'."""
+    mine, params, x, y, _ = _stand_in_digits_run(capstone.StandInTensor)
+    assert capstone.three_ways(mine, params, x, y)
+    said = capsys.readouterr().out
+    assert "yours (stand-in) vs minigrad" in said and "compared with itself" in said
+    mine, params, x, y, _ = _stand_in_digits_run(Tensor)
+    assert capstone.three_ways(mine, params, x, y)  # the learner's tensors, not arrays
+    said = capsys.readouterr().out
+    assert "stand-in" not in said and "yours vs minigrad: max |difference| < 1e-12: True" in said
+
+
+def test_the_stand_ins_inner_tensors_have_no_grad_and_no_warning(recwarn):
+    _, _, _, _, inner = _stand_in_digits_run(capstone.StandInTensor)
+    assert all(t.grad is None for t in inner)
+    assert not [w for w in recwarn if "not a leaf" in str(w.message)]
+
+
+def test_the_stand_ins_graph_and_chart_say_whose_they_are():
+    assert capstone.engine_name(capstone.StandInTensor) != capstone.engine_name(Tensor)
+    assert capstone.engine_name(Tensor) == "your engine"
+    for Engine, said in ((capstone.StandInTensor, "the stand-in's graph"),
+                         (Tensor, "your engine's graph")):
+        x, w = Engine(np.ones((1, 2))), Engine(np.ones((2, 3)))
+        assert capstone.draw_engine_graph((x @ w).relu()).listing.startswith(said)
+
+
+def test_the_student_copy_clears_every_output_the_reference_engine_made():
+    """Every code cell after the engine build that runs on ``Engine`` (yours, or the
+    stand-in) or shows what it made loses its stored output in the student copy: there it
+    would be the reference engine's."""
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("make_student", root / "scripts" / "make_student.py")
+    make_student = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_student)
+    cells = json.loads((root / "notebooks" / "15_capstone_your_own_engine.ipynb").read_text())["cells"]
+    runs_yours = [c for c in cells if c["cell_type"] == "code" and any(
+        word in "".join(c["source"]) for word in ("Engine", "losses", "draw_engine_graph"))]
+    assert len(runs_yours) >= 5
+    for cell in runs_yours:
+        assert make_student.clears_output(cell), "".join(cell["source"])[:80]

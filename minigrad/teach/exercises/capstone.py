@@ -9,7 +9,8 @@ batteries of ``capstone_battery`` (the build track's cases of chapters 3, 4, 5 a
 engine's four ops, against minigrad's own). ``engine_or_stand_in`` and ``sgd_or_stand_in``
 hand the later cells the learner's classes, or, while they are not written, a stand-in on
 minigrad's own engine with the same interface, so the lecture runs top to bottom in the
-student copy too.
+student copy too (``engine_name`` and ``three_ways`` say "stand-in" then, so no line claims
+the learner's engine ran).
 ``draw_engine_graph`` draws the learner's graph; ``digits`` loads scikit-learn's digits as
 10b does; ``three_ways`` compares the learner's gradients with minigrad's and PyTorch's.
 """
@@ -34,8 +35,8 @@ from ..drawing import GraphDiagram
 from .capstone_battery import engine_battery, sgd_battery, walk_graph
 
 __all__ = ["check_engine", "check_sgd", "engine_or_stand_in", "sgd_or_stand_in",
-           "StandInTensor", "StandInSGD", "digits", "draw_engine_graph", "three_ways",
-           "init_params"]
+           "engine_name", "StandInTensor", "StandInSGD", "digits", "draw_engine_graph",
+           "three_ways", "init_params"]
 
 
 # ----------------------------------------------------------------- the stand-in
@@ -80,6 +81,8 @@ class StandInTensor:
 
     @property
     def grad(self):
+        if self.inputs:  # an inner tensor: its total is forgotten (rule 6), as in minigrad
+            return None
         return None if self.value.grad is None else self.value.grad.numpy()
 
     @grad.setter
@@ -155,6 +158,12 @@ def engine_or_stand_in(Tensor):
         print("(Tensor is not written yet: minigrad's own engine runs in its place)")
         return StandInTensor
     return Tensor
+
+
+def engine_name(Engine):
+    """What to call the engine a later cell ran on, in its printed lines and charts: "your
+    engine", or the stand-in while the learner's ``Tensor`` is not written."""
+    return "the stand-in (minigrad's own)" if Engine is StandInTensor else "your engine"
 
 
 def sgd_or_stand_in(SGD):
@@ -287,7 +296,9 @@ def draw_engine_graph(out, names=None):
         else:
             lines.append(f"  {names.get(id(t), ids[id(t)])}: a leaf, shape {shape}")
     n_ops = sum(1 for t in found if t.inputs)
-    dot.listing = "\n".join([f"your engine's graph: {len(found)} tensors, {n_ops} ops"] + lines)
+    whose = ("the stand-in's graph (minigrad's own engine)" if isinstance(out, StandInTensor)
+             else "your engine's graph")
+    dot.listing = "\n".join([f"{whose}: {len(found)} tensors, {n_ops} ops"] + lines)
     return dot
 
 
@@ -324,15 +335,24 @@ def _torch_gradients(params, x, y):
 
 
 def three_ways(yours, params, x, y, bound=1e-12):
-    """Print how far the learner's gradients (``yours``: {name: array}) are from minigrad's
-    and PyTorch's for the same MLP, weights ``params`` and batch, at ``bound`` (float64
-    sums in another order differ in the last bits only, on every CPU); returns True when
-    all agree."""
+    """Print how far the learner's gradients are from minigrad's and PyTorch's for the same
+    MLP, weights ``params`` and batch, at ``bound`` (float64 sums in another order differ in
+    the last bits only, on every CPU); returns True when all agree. ``yours`` maps each name
+    to a gradient array or to the tensor that holds it in ``.grad``; tensors of the stand-in
+    (the learner's Tensor not written yet) are minigrad's own gradients, and the lines say
+    so: "(stand-in)", minigrad compared with itself."""
+    stand_in = any(isinstance(v, StandInTensor) for v in yours.values())
+    yours = {k: v.grad if hasattr(v, "grad") and not isinstance(v, np.ndarray) else v
+             for k, v in yours.items()}
     others = {"minigrad": _reference_gradients(params, x, y),
               "PyTorch": _torch_gradients(params, x, y)}
     agree = True
     size = sum(np.size(v) for v in params.values())
     print(f"{len(params)} gradients, {size} numbers each way")
+    if stand_in:
+        print("  (stand-in: your Tensor is not written yet, so 'yours' are minigrad's own "
+              "gradients, and minigrad is compared with itself)")
+    label = "yours (stand-in)" if stand_in else "yours"
     for name, theirs in others.items():
         if theirs is None:
             print(f"  {name}: not installed here (pip install torch)")
@@ -340,5 +360,5 @@ def three_ways(yours, params, x, y, bound=1e-12):
         gaps = [float(np.max(np.abs(np.asarray(yours[k]) - theirs[k]))) for k in params]
         close = all(g < bound for g in gaps)
         agree = agree and close
-        print(f"  yours vs {name:<8}: max |difference| < {bound:g}: {close}")
+        print(f"  {label} vs {name:<8}: max |difference| < {bound:g}: {close}")
     return agree

@@ -29,7 +29,7 @@ from ..build import Mismatch, attempt, piece_named, show
 from ..stepping import training_run
 
 __all__ = ["engine_battery", "sgd_battery", "walk_graph", "random_program", "EXAMPLES",
-           "OP_CASES"]
+           "OP_CASES", "ALIASING"]
 
 STACK_HINT = (" A walk that calls itself once per tensor goes as deep as the graph is long "
               "(Python stops at about 1000 calls): order the tensors with a loop and a list "
@@ -156,6 +156,54 @@ class _Runs:
         return None
 
 
+def _copying(fn):
+    """``fn`` (a backward_fn) with each array it returns copied: no two buffers share one."""
+    def copied(grad):
+        return tuple(None if g is None else np.array(g, dtype=np.float64, copy=True)
+                     for g in fn(grad))
+    return copied
+
+
+def _aliasing_at_fault(Tensor, program, values, seed, seed_ones, want):
+    """Does the same graph give the right gradients once every array a backward_fn returns
+    is a copy of its own? Then an in-place add (``buffer += g``) changed an array that
+    another tensor's gradient also holds (``a + b`` hands one array to both inputs)."""
+    try:
+        leaves = [Tensor(np.array(v, dtype=np.float64)) for v in values]
+        out = program(*leaves)
+        for t in walk_graph(out):
+            if callable(getattr(t, "backward_fn", None)):
+                t.backward_fn = _copying(t.backward_fn)
+        out.backward() if seed_ones else out.backward(seed.copy())
+        return all(
+            (w is None and t.grad is None) or (
+                w is not None and isinstance(t.grad, np.ndarray) and t.grad.shape == w.shape
+                and np.allclose(t.grad, w, rtol=1e-9, atol=1e-12))
+            for t, w in zip(leaves, want))
+    except Exception:  # noqa: BLE001 (the first run's message says what went wrong)
+        return False
+
+
+ALIASING = (" This graph gives the right gradients once every array a backward_fn returns is "
+            "copied first, so the walk's order and sums are not at fault: an in-place "
+            "+= changed an array another tensor's gradient also holds: make a new array when "
+            "adding (total = total + g, never += into a buffer). a + b hands the same array "
+            "to both its inputs, and a + a twice to one.")
+
+
+def _inner_grads(out, text):
+    """Rule 6: the inner tensors' totals are forgotten when backward() ends; only leaves keep
+    a .grad (PyTorch's non-leaf .grad is None unless retain_grad())."""
+    for t in walk_graph(out):
+        if getattr(t, "inputs", None) and getattr(t, "grad", None) is not None:
+            raise Mismatch(f"on {text!r}, after backward() the tensor made by "
+                           f"{getattr(t, 'op', '?')!r} (an inner tensor, not a leaf) has .grad "
+                           f"{show(t.grad)}; expected None. Rule 6: an inner tensor's total is "
+                           "forgotten when backward() ends (PyTorch keeps .grad on leaves only): "
+                           "keep the totals in buffers that belong to one backward() call, not "
+                           "in the inner tensors' .grad.")
+
+
 def _learner_leaves(Tensor, values, text):
     return [attempt(f"Tensor(np.array of shape {np.shape(v)}) for {text!r}",
                     lambda v=v: Tensor(np.array(v, dtype=np.float64))) for v in values]
@@ -273,7 +321,10 @@ def _compare(Tensor, text, program, shapes, rng, seed_ones=False, zeros=False, o
             continue
         message = _leaf_mismatch(text, name, got, w, None if ones is None else ones[k], s,
                                  counted, probe.shape)
-        if op_case and isinstance(got, np.ndarray) and got.shape == w.shape:
+        if message.endswith(f"expected {show(w)}.") and _aliasing_at_fault(
+                Tensor, program, values, seed, seed_ones, want):
+            message += ALIASING
+        elif op_case and isinstance(got, np.ndarray) and got.shape == w.shape:
             message += _op_hint(text, name, got, w, leaves, seed, k)
         elif not op_case and message.endswith(f"expected {show(w)}."):
             message += (" Each op alone passed, so the walk is at fault: a tensor used more "
@@ -282,6 +333,7 @@ def _compare(Tensor, text, program, shapes, rng, seed_ones=False, zeros=False, o
                         ".grad) only after every tensor made from it has run: a topological "
                         "order, the output first.")
         raise Mismatch(message)
+    _inner_grads(out, text)
     return leaves, out
 
 
