@@ -366,7 +366,7 @@ def test_prediction_1_names_the_mistake_of_each_wrong_answer(fresh_predictions, 
 
 def test_the_bowls_learning_rates_are_reasonable_not_each_ones_best():
     """What 08c says of section 3's settings: better ones exist (Adam at lr 1.0, momentum 0.7
-    with lr 0.03), and momentum stays ahead of Adam with them too."""
+    with lr 0.03), momentum stays ahead of Adam with them too, and momentum 0.9 falls behind."""
     def final(kind, **settings):
         p = mg.tensor(list(ch08.BOWL["start"]), dtype=mg.float64, requires_grad=True)
         optimizer = getattr(mg.optim, kind)([p], **settings)
@@ -382,3 +382,6 @@ def test_the_bowls_learning_rates_are_reasonable_not_each_ones_best():
     assert better_adam < used["Adam"] / 3 and better_momentum < used["SGD + momentum"] / 100
     assert better_momentum < better_adam and used["SGD + momentum"] < used["Adam"]
     assert round(better_adam, 3) == 0.012 and better_momentum < 1e-6   # 08c's notes quote them
+    for lr in (0.02, 0.03):   # momentum 0.9: near plain SGD, behind Adam
+        heavy = final("SGD", lr=lr, momentum=0.9)
+        assert round(heavy, 1) == round(used["SGD"], 1) == 0.1 and heavy > used["Adam"]
