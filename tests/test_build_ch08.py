@@ -360,7 +360,7 @@ def make_adam(correct1=True, correct2=True, eps_inside=False, global_step=False,
               lr_twice=False, decay="coupled", betas_swapped=False, average=True, sqrt=True,
               in_place=True, no_grad=True, skip_none=True, state_keys=("exp_avg", "exp_avg_sq"),
               store_hat=False, lr_default=1e-3, eps_default=1e-8, sign=-1, first_group_only=False,
-              group_settings=True):
+              group_settings=True, rebind=False):
     """An Adam written like the notebook's, right with the defaults; each switch is a typical
     mistake."""
     m_key, v_key = state_keys
@@ -392,8 +392,12 @@ def make_adam(correct1=True, correct2=True, eps_inside=False, global_step=False,
                     state["step"] += 1
                     t = self.calls if global_step else state["step"]
                     m, v = state[m_key], state[v_key]
-                    m.mul_(beta1).add_((1 - beta1) * g if average else g)
-                    v.mul_(beta2).add_((1 - beta2) * g * g)
+                    if rebind:   # new tensors under the local names: the state never changes
+                        m = beta1 * m + (1 - beta1) * g
+                        v = beta2 * v + (1 - beta2) * g * g
+                    else:
+                        m.mul_(beta1).add_((1 - beta1) * g if average else g)
+                        v.mul_(beta2).add_((1 - beta2) * g * g)
                     m_hat = m / (1 - beta1 ** t) if correct1 else m
                     v_hat = v / (1 - beta2 ** t) if correct2 else v
                     if store_hat:
@@ -500,6 +504,9 @@ def test_minigrads_own_adam_is_refused(own, words):
     (make_adam(first_group_only=True), ["parameter b", "second group", "did not move at all",
                                         "every group"]),
     (make_adam(group_settings=False), ["parameter b", "settings of its own", "from the group"]),
+    (make_adam(rebind=True), ["after step 1", "m (exp_avg) of w", "did not change in this step",
+                              "update exp_avg / exp_avg_sq in self.state[p]",
+                              "in place, or store them back"]),
 ])
 def test_a_wrong_adam_fails_with_what_to_fix(wrong, words):
     result = teach.check_piece("adam", wrong)
@@ -567,3 +574,142 @@ def test_an_adam_that_keeps_its_step_count_as_a_float32_tensor_passes(Adam):
                     p -= group["lr"] * m_hat / (v_hat.sqrt() + group["eps"])
     result = teach.check_piece("adam", TensorStep)
     assert result, result.message
+
+
+def forwards_to_torch(style):
+    """An Adam that lets PyTorch's optimizer do the step on twin torch tensors and copies
+    the parameters and the state back: the numbers are right, the code is not the
+    learner's. ``style``: how it reaches PyTorch's code."""
+    torch = pytest.importorskip("torch")
+    TorchAdam = torch.optim.Adam   # noqa: N806  (read as a global by "global")
+
+    class ForwardsToTorch(optim.Optimizer):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+            self.twins, groups = {}, []
+            for group in self.param_groups:
+                twins = [torch.tensor(p.detach().numpy(), requires_grad=True)
+                         for p in group["params"]]
+                self.twins.update(zip(group["params"], twins))
+                groups.append(dict({k: v for k, v in group.items() if k != "params"},
+                                   params=twins))
+            self.groups, self.inner = groups, self.make_inner(groups)
+
+        if style == "global":
+            def make_inner(self, groups):
+                return TorchAdam(groups)
+        elif style == "attribute":
+            def make_inner(self, groups):
+                return torch.optim.Adam(groups)
+        else:
+            def make_inner(self, groups):
+                return None
+
+        @mg.no_grad()
+        def step(self):
+            for p, twin in self.twins.items():
+                twin.grad = None if p.grad is None else torch.tensor(p.grad.numpy())
+            if self.inner is not None:
+                self.inner.step()
+            else:   # the functional step, one parameter at a time (no weight decay here)
+                for group in self.groups:
+                    for twin in group["params"]:
+                        if twin.grad is None:
+                            continue
+                        s = self.state[twin]
+                        if not s:
+                            s.update(step=torch.tensor(0.0), exp_avg=torch.zeros_like(twin),
+                                     exp_avg_sq=torch.zeros_like(twin))
+                        with torch.no_grad():
+                            torch.optim._functional.adam(
+                                [twin], [twin.grad], [s["exp_avg"]], [s["exp_avg_sq"]], [],
+                                [s["step"]], amsgrad=False, beta1=group["betas"][0],
+                                beta2=group["betas"][1], lr=group["lr"],
+                                weight_decay=group["weight_decay"], eps=group["eps"],
+                                maximize=False)
+            for p, twin in self.twins.items():
+                p.copy_(mg.tensor(twin.detach().numpy(), dtype=p.dtype))
+                theirs = (self.inner.state if self.inner is not None else self.state).get(twin)
+                if theirs:
+                    self.state[p] = {"exp_avg": mg.tensor(theirs["exp_avg"].numpy()),
+                                     "exp_avg_sq": mg.tensor(theirs["exp_avg_sq"].numpy()),
+                                     "step": int(theirs["step"].item())}
+    return ForwardsToTorch
+
+
+@pytest.mark.parametrize("style, label", [("attribute", "torch.optim.Adam"),
+                                          ("global", "torch.optim.Adam"),
+                                          ("functional", "torch.optim.adam.adam")])
+def test_an_adam_that_forwards_to_pytorchs_is_refused(style, label):
+    result = teach.check_piece("adam", forwards_to_torch(style))
+    assert not result
+    for words in (f"PyTorch's own {label}", "yours to write", "compared with itself"):
+        assert words in result.message, result.message
+
+
+def test_an_adam_subclassing_pytorchs_optimizer_is_refused():
+    torch = pytest.importorskip("torch")
+
+    class OnTorchsBase(torch.optim.Optimizer):
+        def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+            super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    result = teach.check_piece("adam", OnTorchsBase)
+    assert not result and "PyTorch's own torch.optim.Optimizer" in result.message, result.message
+
+
+def test_without_the_refusal_the_forwarding_adam_would_pass(monkeypatch):
+    """The refused classes above are real forwarding Adams: only the refusal stops them."""
+    from minigrad.teach.exercises import ch08_adam
+    monkeypatch.setattr(ch08_adam, "_refuse_pytorchs", lambda adam_class: None)
+    result = teach.check_piece("adam", forwards_to_torch("attribute"))
+    assert result, result.message
+
+
+_IMPORTS_TORCH_ITSELF = """
+import sys
+import minigrad as mg
+from minigrad import optim, teach
+
+class Adam(optim.Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0):
+        import torch
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        self.twins = {p: torch.tensor(p.detach().numpy(), requires_grad=True)
+                      for group in self.param_groups for p in group["params"]}
+        self.inner = torch.optim.Adam(
+            [dict({k: v for k, v in group.items() if k != "params"},
+                  params=[self.twins[p] for p in group["params"]])
+             for group in self.param_groups])
+
+    @mg.no_grad()
+    def step(self):
+        import torch
+        for p, twin in self.twins.items():
+            twin.grad = None if p.grad is None else torch.tensor(p.grad.numpy())
+        self.inner.step()
+        for p, twin in self.twins.items():
+            p.copy_(mg.tensor(twin.detach().numpy(), dtype=p.dtype))
+            theirs = self.inner.state.get(twin)
+            if theirs:
+                self.state[p] = {"exp_avg": mg.tensor(theirs["exp_avg"].numpy()),
+                                 "exp_avg_sq": mg.tensor(theirs["exp_avg_sq"].numpy()),
+                                 "step": int(theirs["step"].item())}
+
+assert "torch" not in sys.modules
+result = teach.check_piece("adam", Adam)
+print(result.message)
+"""
+
+
+def test_an_adam_that_imports_torch_itself_is_refused_once_it_has():
+    """PyTorch not imported before the check: the learner's own `import torch` loads it
+    during the runs, and the check looks again afterwards."""
+    pytest.importorskip("torch")
+    import os
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", _IMPORTS_TORCH_ITSELF], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "PyTorch's own torch.optim.Adam" in done.stdout, done.stdout

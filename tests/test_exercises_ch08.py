@@ -331,3 +331,57 @@ def test_the_lecture_runs_the_bowl_the_check_measures():
     for kind, settings in ch08.BOWL["runs"].values():
         call = f"partial(optim.{kind}, " + ", ".join(f"{k}={v}" for k, v in settings.items())
         assert call in code, call
+
+
+_HINTS = {
+    "no correction": "without bias correction",
+    "sign": "Right size, wrong sign",
+    "SGD": "SGD's step",
+    "units": "units of w, not of lr",
+    "generic": "what is m̂ / sqrt(v̂)",
+}
+
+
+@pytest.mark.parametrize("predicted, which", [
+    (0.316, "no correction"), (0.32, "no correction"), (-0.3162, "no correction"),
+    (-0.1, "sign"),
+    (17.08, "SGD"), (17, "SGD"), (-17.1, "SGD"),
+    (1, "units"), (-1.0, "units"),
+    (0.05, "generic"), (0, "generic"), (3.16, "generic"),
+])
+def test_prediction_1_names_the_mistake_of_each_wrong_answer(fresh_predictions, predicted,
+                                                             which):
+    """The hint is a function of the wrong prediction: the uncorrected step (0.316), the
+    wrong sign (-0.1), SGD's step (lr·|g| = 17.08), the step in units of lr (1); each hint
+    only for its own mistake."""
+    mg.manual_seed(0)
+    start = mg.nn.Linear(1, 1, bias=False).weight.item()
+    assert 0.1 * abs(92 * start - 196) == pytest.approx(17.08, abs=0.01)   # SGD's step there
+    assert ch08.FIRST_ADAM_STEP.lock(predicted)
+    result = ch08.FIRST_ADAM_STEP.reveal()
+    assert not result
+    for name, words in _HINTS.items():
+        assert (words in result.message) == (name == which), (name, result.message)
+
+
+def test_the_bowls_learning_rates_are_reasonable_not_each_ones_best():
+    """What 08c says of section 3's settings: better ones exist (Adam at lr 1.0, momentum 0.7
+    with lr 0.03), momentum stays ahead of Adam with them too, and momentum 0.9 falls behind."""
+    def final(kind, **settings):
+        p = mg.tensor(list(ch08.BOWL["start"]), dtype=mg.float64, requires_grad=True)
+        optimizer = getattr(mg.optim, kind)([p], **settings)
+        for _ in range(ch08.BOWL["steps"]):
+            optimizer.zero_grad()
+            (0.5 * (p[0] ** 2 + 40 * p[1] ** 2)).backward()
+            optimizer.step()
+        return 0.5 * (p[0] ** 2 + 40 * p[1] ** 2).item()
+
+    used = {name: final(kind, **settings) for name, (kind, settings) in ch08.BOWL["runs"].items()}
+    better_adam = final("Adam", lr=1.0)
+    better_momentum = final("SGD", lr=0.03, momentum=0.7)
+    assert better_adam < used["Adam"] / 3 and better_momentum < used["SGD + momentum"] / 100
+    assert better_momentum < better_adam and used["SGD + momentum"] < used["Adam"]
+    assert round(better_adam, 3) == 0.012 and better_momentum < 1e-6   # 08c's notes quote them
+    for lr in (0.02, 0.03):   # momentum 0.9: near plain SGD, behind Adam
+        heavy = final("SGD", lr=lr, momentum=0.9)
+        assert round(heavy, 1) == round(used["SGD"], 1) == 0.1 and heavy > used["Adam"]

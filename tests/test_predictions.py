@@ -123,3 +123,25 @@ def test_measure_leaves_the_default_generator_as_it_found_it():
     p.lock((3,))
     assert p.reveal()
     assert mg.rand(2).tolist() == expected
+
+
+@pytest.mark.parametrize("written, words", [
+    ("36", ["'36' is a string", "not a string", "36 without the quotes"]),
+    (" 2.5 ", ["is a string", "2.5 without the quotes"]),
+    ("about 36", ["'about 36' is a string", "not a string", "one number"]),
+    ([-16, -16], ["[-16, -16] is a list", "not a list", "one number"]),
+    ((24,), ["(24,) is a tuple", "not a tuple"]),
+])
+def test_a_number_written_as_a_string_or_a_list_is_refused_for_its_type(written, words):
+    """The problem is the type, not a computed value: the message says so."""
+    result = number().lock(written)
+    assert not result
+    for word in words:
+        assert word in result.message, result.message
+    assert "computing it with the code" not in result.message
+    assert "write the number itself" in result.message
+
+
+def test_a_computed_value_is_still_refused_as_computed():
+    result = number().lock(mg.ones(2).shape)
+    assert not result and "computing it with the code" in result.message

@@ -7,7 +7,8 @@ an exercise in two cells, with the experiment between them:
 1. ``lock(answer)``: the learner writes what they expect (one letter of a multiple choice,
    a plain number, or a shape written as a tuple of sizes) and runs the cell. It is kept.
    Anything computed (a Tensor, a numpy value, a ``Size``, a function) is refused: the
-   point is to think, not to run the code.
+   point is to think, not to run the code. A number written as a string (``"36"``) or a
+   list (``[-16, -16]``) is refused for its type: write the number itself.
 2. ``reveal()``: in the cell after the experiment. It measures the true answer (with its
    ``measure`` function, never from the learner's variables) and compares it with the
    locked prediction. From then on the answer counts as shown: a new ``lock`` is refused,
@@ -101,6 +102,8 @@ class Prediction:
             return letter, None
         if self.shape:
             return self._read_shape(prediction)
+        if type(prediction) in (str, list, tuple):
+            return None, self._not_a_number(prediction)
         if isinstance(prediction, bool) or not isinstance(prediction, (int, float)) \
                 or type(prediction).__module__ != "builtins":
             kind = type(prediction).__name__
@@ -110,6 +113,21 @@ class Prediction:
         if not math.isfinite(prediction):
             return None, f"{prediction!r} is not a finite number. {self._how()}."
         return float(prediction), None
+
+    def _not_a_number(self, prediction):
+        """Why a string, a list or a tuple is not a number prediction: its type, not a
+        computed value (``"36"`` in quotes, ``[-16, -16]`` for a value repeated)."""
+        kind = "string" if isinstance(prediction, str) else type(prediction).__name__
+        if isinstance(prediction, str):
+            try:
+                written = float(prediction)
+            except ValueError:
+                written = None
+            if written is not None and math.isfinite(written):
+                return (f"{prediction!r} is a string: write the number itself, not a string "
+                        f"({prediction.strip()} without the quotes). {self._how()}.")
+        return (f"{prediction!r} is a {kind}: write the number itself, not a {kind}; this "
+                f"prediction is one number. {self._how()}.")
 
     def _read_shape(self, prediction):
         """A shape written by hand: a plain tuple (or list) of plain ints."""

@@ -1,6 +1,7 @@
 """Chapter 8's second build exercise (``notebooks/08c_adam.ipynb``): ``Adam``, a subclass of
 ``optim.Optimizer`` with bias correction, ε and weight decay (PyTorch's coupled L2), registered
-with ``teach.build`` as the piece ``adam``.
+with ``teach.build`` as the piece ``adam``. A class that is, subclasses or calls minigrad's own
+Adam, or one of PyTorch's optimizers, is refused.
 
 ``teach.use(adam=...)`` makes ``minigrad.optim.Adam`` the learner's class inside the block. The
 check runs the learner's optimizer and minigrad's own ``optim.Adam`` (PyTorch's update, which
@@ -12,8 +13,11 @@ correction, ε inside the square root, a step counter shared by all parameters, 
 giving the code.
 """
 
+import dis
 import inspect
 import math
+import re
+import sys
 from unittest import mock
 
 import numpy as np
@@ -23,7 +27,8 @@ from ...creation import tensor
 from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...optim import adam as adam_module
-from ..build import Mismatch, Piece, own_out_of_reach, register, same_dtype, show
+from ..build import (
+    Mismatch, Piece, borrowed, own_out_of_reach, register, same_dtype, show)
 from ..checks import keeps_random_state
 from ..stepping import training_run
 from .ch08_build import run_learner
@@ -250,6 +255,10 @@ def _state_hint(key, mine, p, g, m0, v0, t0, s):
     index = 0 if key == "exp_avg" else 1
     if g is None:
         return ""
+    if np.array_equal(mine, (m0, v0)[index]):
+        return (" It did not change in this step: `m = β1·m + ...` only gives the name m a new "
+                "tensor. Hint: update exp_avg / exp_avg_sq in self.state[p] (in place, or "
+                "store them back).")
     found = [hint for mistake, hint in _STATE_MISTAKES
              if np.allclose(mine, _moments(p, g, m0, v0, s, **mistake)[index], rtol=_RTOL,
                             atol=_ATOL)]
@@ -483,15 +492,90 @@ def _check_float32(adam_class, steps=3):
                     same_dtype(f"{context}: {key} of {name}", mine, own.state[want][key])
 
 
+# ---------------------------------------------------------------- refusing PyTorch's optimizers
+
+def _pytorchs_optimizers():
+    """PyTorch's optimizers, by the name a learner knows them, if PyTorch is imported: every
+    ``torch.optim`` class (Adam, AdamW, SGD, ..., Optimizer) and the functional Adam and
+    AdamW steps. Empty without PyTorch (the check never imports it)."""
+    torch = sys.modules.get("torch")
+    torch_optim = getattr(torch, "optim", None) if torch is not None else None
+    if torch_optim is None:
+        return {}
+    own = {f"torch.optim.{name}": value for name, value in sorted(vars(torch_optim).items())
+           if inspect.isclass(value) and issubclass(value, torch_optim.Optimizer)}
+    for module_name in ("adam", "adamw"):   # torch.optim deletes these submodule names
+        step = getattr(sys.modules.get(f"torch.optim.{module_name}"), module_name, None)
+        if callable(step):
+            own[f"torch.optim.{module_name}.{module_name}"] = step
+    return own
+
+
+def _refuse_pytorchs(adam_class):
+    """Raise ``Mismatch`` when the learner's Adam is, subclasses or calls one of PyTorch's
+    optimizers: the check compares it with minigrad's Adam, which matches PyTorch's step for
+    step, so PyTorch's step inside it would be compared with itself."""
+    own = _pytorchs_optimizers()
+    if not own:
+        return
+    piece = Piece(name="adam (PyTorch's)", chapter="08", defines="Adam", summary="",
+                  plug=None, battery=None, own=own)
+    refused = borrowed(piece, adam_class)
+    label = re.search(r"minigrad's own (torch\.[\w.]+)", refused)
+    label = label[1] if label else _imported_and_named(adam_class, own)
+    if refused or label:
+        raise Mismatch(f"it uses PyTorch's own {label}: Adam is yours to write, on "
+                       "minigrad's tensors. The check compares yours with minigrad's Adam, "
+                       "which matches PyTorch's step for step, so PyTorch's step inside yours "
+                       "would only be compared with itself. Write section 1's four lines "
+                       "yourself.")
+
+
+def _imported_and_named(adam_class, own):
+    """The label of a PyTorch optimizer that the class's own methods import torch for and
+    name (``import torch`` inside a method, then ``torch.optim.Adam``: a local name that
+    ``borrowed`` does not follow), or ``""``."""
+    names, imported = set(), set()
+
+    def walk(code):
+        names.update(code.co_names)
+        imported.update(instruction.argval for instruction in dis.get_instructions(code)
+                        if instruction.opname == "IMPORT_NAME")
+        for const in code.co_consts:
+            if inspect.iscode(const):
+                walk(const)
+    for value in vars(adam_class).values():
+        function = inspect.unwrap(getattr(value, "__func__", value))
+        if inspect.isfunction(function):
+            walk(function.__code__)
+    if not any(module.split(".")[0] == "torch" for module in imported):
+        return ""
+    return next((label for label in own if label.rsplit(".", 1)[-1] in names
+                 and label != "torch.optim.Optimizer"), "")
+
+
 @keeps_random_state
 def _adam_battery(adam_class, seeds=(0, 1, 2)):
+    """Refuse PyTorch's optimizers inside the learner's class (before the runs, and after
+    them too: code that imports torch itself has then imported it), then ``_adam_runs``."""
+    if not isinstance(adam_class, type):
+        raise Mismatch(f"expected a class (class Adam(mg.optim.Optimizer): ...), got "
+                       f"{type(adam_class).__name__}.")
+    _refuse_pytorchs(adam_class)
+    try:
+        passed = _adam_runs(adam_class, seeds)
+    except Mismatch:
+        _refuse_pytorchs(adam_class)
+        raise
+    _refuse_pytorchs(adam_class)
+    return passed
+
+
+def _adam_runs(adam_class, seeds):
     """Every case on several seeded problems, step by step against minigrad's Adam; float32
     parameters of a model; PyTorch's defaults; then the chapter's regression through
     ``teach.training_run`` with the class plugged in as ``optim.Adam``. While the learner's
     code runs, minigrad's own Adam and AdamW are out of its reach."""
-    if not isinstance(adam_class, type):
-        raise Mismatch(f"expected a class (class Adam(mg.optim.Optimizer): ...), got "
-                       f"{type(adam_class).__name__}.")
     want = training_run(lr=0.1, epochs=20, optimizer="Adam")
     refused = [("Adam", "optim.Adam"), ("AdamW", "optim.AdamW")]
     with own_out_of_reach({adam_module: refused, optim: refused}):
