@@ -271,14 +271,7 @@ class LinalgCholeskyExBackward0(Op):
 
     def backward(self, grad, out):
         lower, grad = (transpose_last(out), transpose_last(grad)) if self.upper else (out, grad)
-        n = lower.shape[-1]
-        kind = lower.dtype if is_array(lower) else dtypes.to_numpy(lower.dtype)
-        half_diagonal = np.tril(np.ones((n, n), kind)) - np.eye(n, dtype=kind) / 2
-        if is_array(grad):
-            lower_inverse = np.linalg.inv(lower)
-        else:
-            lower_inverse = inverse(lower)
-            half_diagonal = wrap(half_diagonal)
+        lower_inverse, half_diagonal = _inverse_and_phi(lower)
         phi = (transpose_last(lower) @ grad) * half_diagonal
         g = transpose_last(lower_inverse) @ phi @ lower_inverse
         return (g + transpose_last(g)) * 0.5
@@ -286,17 +279,21 @@ class LinalgCholeskyExBackward0(Op):
     def jvp(self, tangents, out, a):
         """dL = L phi(L^-1 dA L^-T), phi: the lower triangle with its diagonal halved."""
         lower = transpose_last(out) if self.upper else out
-        n = lower.shape[-1]
-        kind = lower.dtype if is_array(lower) else dtypes.to_numpy(lower.dtype)
-        half_diagonal = np.tril(np.ones((n, n), kind)) - np.eye(n, dtype=kind) / 2
-        if is_array(lower):
-            lower_inverse = np.linalg.inv(lower)
-        else:
-            lower_inverse = inverse(lower)
-            half_diagonal = wrap(half_diagonal)
+        lower_inverse, half_diagonal = _inverse_and_phi(lower)
         inner = lower_inverse @ tangents[0] @ transpose_last(lower_inverse)
         tangent = lower @ (inner * half_diagonal)
         return transpose_last(tangent) if self.upper else tangent
+
+
+def _inverse_and_phi(lower):
+    """L^-1, and the mask phi multiplies by (the lower triangle, the diagonal halved), as
+    arrays or as Tensors (recorded) like ``lower``."""
+    n = lower.shape[-1]
+    kind = lower.dtype if is_array(lower) else dtypes.to_numpy(lower.dtype)
+    half_diagonal = np.tril(np.ones((n, n), kind)) - np.eye(n, dtype=kind) / 2
+    if is_array(lower):
+        return np.linalg.inv(lower), half_diagonal
+    return inverse(lower), wrap(half_diagonal)
 
 
 def cholesky(A, *, upper=False):
