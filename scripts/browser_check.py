@@ -6,8 +6,12 @@ do not react to a click or a key press. A screenshot per chapter (and per widget
 build/browser/. Uses Debian's Chromium through the Python `playwright` package (never
 `playwright install`). Every process it starts is stopped.
 
-    python scripts/browser_check.py [notebooks/NN_name.ipynb ...]
+    python scripts/browser_check.py [--jobs N] [notebooks/NN_name.ipynb ...]
     python scripts/browser_check.py --decks-only [notebooks/NN_name.ipynb ...]  # after make slides
+
+With ``--jobs N`` (default: one per core, at most 2) the notebooks are shared out to N
+processes, each with its own JupyterLab and Chromium: a notebook's kernel uses one core, so two
+run side by side in about half the time.
 """
 
 import argparse
@@ -294,9 +298,39 @@ def snapshot(paths):
     return {p: p.stat().st_mtime_ns for p in paths}
 
 
+def check_in_parallel(notebooks, jobs, decks):
+    """``notebooks`` dealt out to ``jobs`` copies of this script, run side by side (their
+    reports printed one after another, whole), then the decks here; 0 when all passed."""
+    shares = [notebooks[k::jobs] for k in range(jobs)]
+    workers = [subprocess.Popen([sys.executable, __file__, "--jobs", "1", *map(str, share)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for share in shares if share]
+    status = 0
+    for worker in workers:
+        out, _ = worker.communicate()
+        print(out, end="", flush=True)
+        status |= worker.returncode != 0
+    if decks:
+        from playwright.sync_api import sync_playwright
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            try:
+                deck_paths = sorted((ROOT / "build" / "slides").glob("*.slides.html"))
+                failed = check_decks(browser, deck_paths)
+            finally:
+                browser.close()
+        print(f"{len(deck_paths) - failed} decks passed, {failed} failed")
+        status |= failed != 0
+    print("browser check: " + ("FAILED (see above)" if status else
+                               f"{len(notebooks)} notebooks in {len(workers)} processes passed"))
+    return status
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path)
+    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                        help="processes that check notebooks side by side (default: %(default)s)")
     parser.add_argument("--decks", action="store_true",
                         help="also check the static decks in build/slides (make slides first)")
     parser.add_argument("--decks-only", action="store_true",
@@ -311,6 +345,8 @@ def main():
     failures = checked = 0
     if args.decks_only:
         return check_decks_only(notebooks)
+    if args.jobs > 1 and len(notebooks) > 1:
+        return check_in_parallel(notebooks, args.jobs, args.decks)
     before = snapshot(notebooks)
     with tempfile.TemporaryDirectory() as tmp:
         lab = Lab(tmp)
