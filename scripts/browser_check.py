@@ -9,9 +9,9 @@ build/browser/. Uses Debian's Chromium through the Python `playwright` package (
     python scripts/browser_check.py [--jobs N] [notebooks/NN_name.ipynb ...]
     python scripts/browser_check.py --decks-only [notebooks/NN_name.ipynb ...]  # after make slides
 
-With ``--jobs N`` (default: one per core, at most 2) the notebooks are shared out to N
-processes, each with its own JupyterLab and Chromium: a notebook's kernel uses one core, so two
-run side by side in about half the time.
+With ``--jobs N`` (default: one per core, at most 2) the notebooks, then the decks, are dealt
+out to N processes, each with its own JupyterLab and Chromium: a notebook's kernel uses one
+core, so two run side by side in about half the time.
 """
 
 import argparse
@@ -39,6 +39,35 @@ FRAME_HEIGHT = 800  # the decks' reveal_height (scripts/build_slides.py)
 # one tall cell scrolls; one of several cells should be split).
 SLIDE_SIZE = """() => { const s = [...document.querySelectorAll('.reveal .slides section.present')].pop();
     return [s.scrollHeight, [...s.querySelectorAll('.jp-Cell')].filter(c => !c.closest('aside')).length]; }"""
+
+# Shows slide (h, v) through the URL, as a presenter's browser does, and resolves once it is
+# the present slide, MathJax has re-typeset it and its height has held for 100 ms: the deck
+# re-typesets a slide's maths when it is shown ("End Rerender"), and measured before that, a
+# slide with equations can be 40 px shorter than it shows (01b's dual-number table: 809 px,
+# then 852 px).
+SHOW_SLIDE = """([h, v]) => new Promise(done => {
+    const hub = window.MathJax && MathJax.Hub;
+    if (hub && window.rerenders === undefined) {
+        window.rerenders = 0;
+        hub.Register.MessageHook("End Rerender", () => { window.rerenders += 1; });
+    }
+    const target = () => { const top = document.querySelectorAll('.reveal .slides > section')[h];
+        const inner = top && top.querySelectorAll(':scope > section');
+        return inner && inner.length ? inner[v] : top; };
+    const shown = () => !!target() && target().classList.contains('present');
+    const before = window.rerenders, changes = !shown();
+    const until = Date.now() + 5000;
+    let height = -1, since = Date.now();
+    const wait = () => {
+        const now = Date.now();
+        const typeset = !hub || !changes || window.rerenders > before;
+        if (!shown() || !typeset || (hub && hub.queue.pending)) since = now;
+        else if (target().scrollHeight !== height) { height = target().scrollHeight; since = now; }
+        if (now - since >= 100 || now > until) done(true); else setTimeout(wait, 25);
+    };
+    location.hash = `#/${h}/${v}`;
+    wait();
+})"""
 
 
 def free_port():
@@ -242,8 +271,7 @@ def check_deck(browser, deck):
                                return inner.length ? [...inner].map((_, v) => [h, v]) : [[h, 0]]; })""")
     shot = OUT / f"deck_{deck.stem.replace('.slides', '')}.png"
     for k, (h, v) in enumerate(slides):
-        page.evaluate(f"() => {{ location.hash = '#/{h}/{v}'; }}")
-        page.wait_for_timeout(150)
+        page.evaluate(SHOW_SLIDE, [h, v])
         height, cells = page.evaluate(SLIDE_SIZE)
         if height > FRAME_HEIGHT + 40 and cells > 1:
             problems.append(f"slide {k + 1} (#/{h}/{v}) is {height}px tall for a {FRAME_HEIGHT}px "
@@ -251,13 +279,13 @@ def check_deck(browser, deck):
         elif height > FRAME_HEIGHT + 40 and k == 0:
             problems.append(f"the title slide is {height}px tall for a {FRAME_HEIGHT}px frame: its "
                             "last lines (the stated time) are cut off; shorten it")
-        path = shot if k == 0 else OUT / "deck_current.png"
+        path = shot if k == 0 else OUT / f"deck_{deck.stem}_current.png"
         page.screenshot(path=str(path))
         if is_blank(path):
             blank = OUT / f"deck_{deck.stem}_blank_{k + 1}.png"
             path.replace(blank)
             problems.append(f"slide {k + 1} is blank (see {blank.name})")
-    (OUT / "deck_current.png").unlink(missing_ok=True)
+    (OUT / f"deck_{deck.stem}_current.png").unlink(missing_ok=True)
     problems += ["console: " + c[:300] for c in console if not c.startswith(IGNORED_CONSOLE)]
     problems += [f"fetches {url} (a deck must work offline)" for url in sorted(set(remote))]
     page.close()
@@ -298,32 +326,34 @@ def snapshot(paths):
     return {p: p.stat().st_mtime_ns for p in paths}
 
 
-def check_in_parallel(notebooks, jobs, decks):
-    """``notebooks`` dealt out to ``jobs`` copies of this script, run side by side (their
-    reports printed one after another, whole), then the decks here; 0 when all passed."""
-    shares = [notebooks[k::jobs] for k in range(jobs)]
-    workers = [subprocess.Popen([sys.executable, __file__, "--jobs", "1", *map(str, share)],
+def run_workers(shares, *flags):
+    """Copies of this script, one per non-empty share of notebooks, run side by side; their
+    reports printed one after another, whole. True when every one passed."""
+    workers = [subprocess.Popen([sys.executable, __file__, "--jobs", "1", *flags,
+                                 *map(str, share)],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for share in shares if share]
-    status = 0
+    passed = True
     for worker in workers:
         out, _ = worker.communicate()
         print(out, end="", flush=True)
-        status |= worker.returncode != 0
+        passed &= worker.returncode == 0
+    return passed
+
+
+def check_in_parallel(notebooks, jobs, decks):
+    """``notebooks`` dealt out to ``jobs`` processes, then (with ``decks``) every deck of
+    build/slides dealt out the same way; 0 when all passed."""
+    passed = run_workers([notebooks[k::jobs] for k in range(jobs)])
     if decks:
-        from playwright.sync_api import sync_playwright
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                deck_paths = sorted((ROOT / "build" / "slides").glob("*.slides.html"))
-                failed = check_decks(browser, deck_paths)
-            finally:
-                browser.close()
-        print(f"{len(deck_paths) - failed} decks passed, {failed} failed")
-        status |= failed != 0
-    print("browser check: " + ("FAILED (see above)" if status else
-                               f"{len(notebooks)} notebooks in {len(workers)} processes passed"))
-    return status
+        stems = [d.name.removesuffix(".slides.html")
+                 for d in sorted((ROOT / "build" / "slides").glob("*.slides.html"))]
+        with_deck = [ROOT / "notebooks" / f"{stem}.ipynb" for stem in stems]
+        passed &= run_workers([with_deck[k::jobs] for k in range(jobs)], "--decks-only")
+    print("browser check: " + (f"{len(notebooks)} notebooks" + (" and their decks" if decks else "")
+                               + f" in {jobs} processes passed" if passed else
+                               "FAILED (see above)"))
+    return 0 if passed else 1
 
 
 def main():
