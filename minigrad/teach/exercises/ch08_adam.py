@@ -130,6 +130,15 @@ _NO_CORRECTION = (" Hint: m and v start at zero, so in the first steps they are 
                   "factors the first step is about 3.16 lr instead of lr. Correct both with "
                   "t, this parameter's own step count.")
 
+_AVERAGE_M = (" Hint: m is a running AVERAGE of the gradients: β1·m + (1 − β1)·g, not "
+              "β1·m + g.")
+_AVERAGE_V = (" Hint: v is a running AVERAGE of the squared gradients: β2·v + (1 − β2)·g², "
+              "not β2·v + g².")
+_COUPLED_DECAY = (" Hint: weight_decay adds weight_decay · p to the gradient before m and v "
+                  "are updated (Adam's L2, coupled to the gradient).")
+_BETAS = (" Hint: betas = (β1, β2): β1 (0.9 by default) averages the gradients, β2 (0.999) "
+          "their squares.")
+
 # (the mistake's update, what the check says about it); tried in this order
 _MISTAKES = [
     (dict(correct1=False, correct2=False), " Your step has no bias correction." + _NO_CORRECTION),
@@ -144,12 +153,9 @@ _MISTAKES = [
     (dict(sign=+1), " It moved uphill. Hint: a step goes against the gradient."),
     (dict(sqrt=False), " Hint: the denominator is the square ROOT of v̂ (v̂ has the units of "
                        "g², sqrt(v̂) those of g), plus ε."),
-    (dict(avg1=False), " Hint: m is a running AVERAGE of the gradients: β1·m + (1 − β1)·g, "
-                       "not β1·m + g."),
-    (dict(avg2=False), " Hint: v is a running AVERAGE of the squared gradients: "
-                       "β2·v + (1 − β2)·g², not β2·v + g²."),
-    (dict(decay="none"), " Hint: weight_decay adds weight_decay · p to the gradient before m "
-                         "and v are updated (Adam's L2, coupled to the gradient)."),
+    (dict(avg1=False), _AVERAGE_M),
+    (dict(avg2=False), _AVERAGE_V),
+    (dict(decay="none"), _COUPLED_DECAY),
     (dict(decay="decoupled"), " Your step shrinks the weights directly, p·(1 − lr·weight_decay): "
                               "that is AdamW's decoupled decay. Hint: Adam's weight_decay is "
                               "L2, added to the gradient: g + weight_decay · p."),
@@ -164,6 +170,7 @@ def _explain(p, g, got, state, s, calls):
     """The hint of the first typical mistake whose update gives ``got``, or ``""``;
     ``state`` is minigrad's (m, v, step count) before the step."""
     m0, v0, t0 = state
+
     def same(candidate):
         return np.allclose(got, candidate, rtol=_RTOL, atol=_ATOL)
     if np.array_equal(got, p):
@@ -173,8 +180,7 @@ def _explain(p, g, got, state, s, calls):
         if same(_update(p, g, m0, v0, t0, s, **mistake)):
             return hint
     if same(_update(p, g, m0, v0, t0, s, **_swapped(s))):
-        return (" Hint: betas = (β1, β2): β1 (0.9 by default) averages the gradients, β2 "
-                "(0.999) their squares.")
+        return _BETAS
     if t0 and (same(_update(p, g, m0, v0, t0, s, fresh=True))
                or same(_update(p, g, m0, v0, 0, s, fresh=True))):
         return (" It moved as a first step would: m and v were lost. Hint: m and v must "
@@ -199,14 +205,10 @@ def _moments(p, g, m0, v0, s, decay=True, swap=False, avg1=True, avg2=True):
 
 
 _STATE_MISTAKES = [
-    (dict(decay=False), " Hint: weight_decay adds weight_decay · p to the gradient before m "
-                        "and v are updated (Adam's L2, coupled to the gradient)."),
-    (dict(swap=True), " Hint: betas = (β1, β2): β1 (0.9 by default) averages the gradients, "
-                      "β2 (0.999) their squares."),
-    (dict(avg1=False), " Hint: m is a running AVERAGE of the gradients: β1·m + (1 − β1)·g, "
-                       "not β1·m + g."),
-    (dict(avg2=False), " Hint: v is a running AVERAGE of the squared gradients: "
-                       "β2·v + (1 − β2)·g², not β2·v + g²."),
+    (dict(decay=False), _COUPLED_DECAY),
+    (dict(swap=True), _BETAS),
+    (dict(avg1=False), _AVERAGE_M),
+    (dict(avg2=False), _AVERAGE_V),
 ]
 
 
