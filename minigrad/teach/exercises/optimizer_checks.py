@@ -177,7 +177,9 @@ def _keywords_shown(keywords):
 
 # ---------------------------------------------------------------- the side-by-side run
 
-def _build_learners(build, label, make):
+def _learners_optimizer(build, label, make):
+    """``make()``, the learner's optimizer built as ``label`` says, which must have a list
+    of param_groups (what the base class Optimizer makes)."""
     optimizer = run_learner(label, make, _settings_hint(build))
     if not isinstance(getattr(optimizer, "param_groups", None), list):
         raise Mismatch(f"{label} has no list param_groups. Hint: subclass mg.optim.Optimizer "
@@ -193,7 +195,7 @@ def _trajectory(build, cls, case, seed):
     params, loss_fn = build.problem(seed)
     originals = dict(params)
     own = build.own(_groups(build, own_params, two_groups), **settings)
-    optimizer = _build_learners(build, label,
+    optimizer = _learners_optimizer(build, label,
                                 lambda: cls(_groups(build, params, two_groups), **settings))
 
     def settings_for(name):
@@ -346,7 +348,7 @@ def _check_float32(build, cls, steps=3):
     label = (f"{build.name}(model.parameters(), {_keywords_shown(settings)}) on a float32 "
              "nn.Linear(3, 2)")
     own = build.own(own_layer.parameters(), **settings)
-    optimizer = _build_learners(build, label, lambda: cls(layer.parameters(), **settings))
+    optimizer = _learners_optimizer(build, label, lambda: cls(layer.parameters(), **settings))
     originals = dict(layer.named_parameters())
     own_originals = dict(own_layer.named_parameters())
     rtol, atol = build.float32_tolerance
