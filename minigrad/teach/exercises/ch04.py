@@ -19,10 +19,9 @@ from unittest import mock
 
 import numpy as np
 
-from ... import creation
+from ... import Tensor, creation
 from ...creation import tensor
 from ...dtypes import float32, float64
-from ..._tensor import Tensor
 from ...graph import AccumulateGrad
 from ..build import Mismatch, Piece, borrowed, register, same_dtype, show, where
 from ..checks import (
