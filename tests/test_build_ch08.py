@@ -177,6 +177,66 @@ def test_minigrads_own_sgd_is_refused(own, words):
         assert word in result.message, result.message
 
 
+def sgd_forwarding_to_torch():
+    """An SGD whose step lets torch.optim.SGD do the work on twin torch tensors and copies
+    the parameters and the momentum buffers back: the numbers are right, the code is not
+    the learner's."""
+    torch = pytest.importorskip("torch")
+
+    class ForwardsToTorch(optim.Optimizer):
+        def __init__(self, params, lr=1e-3, momentum=0, weight_decay=0):
+            super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+            self.twins = {p: torch.tensor(p.detach().numpy(), requires_grad=True)
+                          for group in self.param_groups for p in group["params"]}
+
+        @mg.no_grad()
+        def step(self):
+            for p, twin in self.twins.items():
+                twin.grad = None if p.grad is None else torch.tensor(p.grad.numpy())
+            groups = [dict({k: v for k, v in group.items() if k != "params"},
+                           params=[self.twins[p] for p in group["params"]])
+                      for group in self.param_groups]
+            inner = torch.optim.SGD(groups)
+            for p, twin in self.twins.items():
+                if "momentum_buffer" in self.state[p]:
+                    inner.state[twin]["momentum_buffer"] = torch.tensor(
+                        self.state[p]["momentum_buffer"].numpy())
+            inner.step()
+            for p, twin in self.twins.items():
+                p.copy_(mg.tensor(twin.detach().numpy(), dtype=p.dtype))
+                buffer = inner.state.get(twin, {}).get("momentum_buffer")
+                if buffer is not None:
+                    self.state[p]["momentum_buffer"] = mg.tensor(buffer.numpy(), dtype=p.dtype)
+    return ForwardsToTorch
+
+
+def test_pytorchs_own_sgd_is_refused():
+    """torch.optim.SGD itself, a subclass of it, and an SGD whose step calls it: the check
+    would compare PyTorch's step with minigrad's, which matches it, so each is refused by
+    name (not by an accidental TypeError about tensors)."""
+    torch = pytest.importorskip("torch")
+
+    class OnTorchsSGD(torch.optim.SGD):
+        pass
+
+    for theirs, label in [(torch.optim.SGD, "torch.optim.SGD"), (OnTorchsSGD, "torch.optim.SGD"),
+                          (sgd_forwarding_to_torch(), "torch.optim.SGD")]:
+        result = teach.check_piece("sgd", theirs)
+        assert not result
+        for words in (f"PyTorch's own {label}", "SGD is yours to write",
+                      "compared with itself", "step() yourself"):
+            assert words in result.message, (theirs, result.message)
+        assert "Hint: take the settings" not in result.message
+
+
+def test_without_the_refusal_the_forwarding_sgd_would_pass(monkeypatch):
+    """The SGD refused above is a real forwarding SGD: only the refusal stops it."""
+    from minigrad.teach.exercises import ch08_build
+    monkeypatch.setattr(ch08_build, "_refuse_pytorchs", lambda sgd_class: None)
+    result = teach.check_piece("sgd", sgd_forwarding_to_torch())
+    assert result, result.message
+
+
 @pytest.mark.parametrize("wrong, words", [
     (make_sgd(restart=True), ["step 2", "plain SGD", "momentum of the earlier steps was lost",
                               "self.state[p]['momentum_buffer']"]),

@@ -11,6 +11,7 @@ import inspect
 import numpy as np
 import pytest
 import torch
+from build_checks import deterministic, passes, refused
 from build_cells import build_cells, solution
 
 import minigrad as mg
@@ -34,24 +35,17 @@ def variant(old, new, count=1):
 
 
 def message(answer):
-    result = teach.check_piece("checkpoint", answer)
-    assert not result, result.message
-    return result.message
+    return refused("checkpoint", answer)
 
 
 # ---------------------------------------------------------------- right answers
 
 def test_the_notebooks_checkpoint_passes_its_check():
-    result = teach.check_piece("checkpoint", checkpoint)
-    assert result, result.message
-    assert "8 cases" in result.message and "training steps" in result.message
+    passes("checkpoint", checkpoint, "8 cases", "training steps")
 
 
 def test_the_check_is_deterministic_and_leaves_the_random_stream_alone():
-    state = mg.default_generator.get_state()
-    first = teach.check_piece("checkpoint", checkpoint).message
-    assert mg.default_generator.get_state() == state
-    assert teach.check_piece("checkpoint", checkpoint).message == first
+    deterministic("checkpoint", checkpoint)
 
 
 def _pair(seed, dtype=np.float32):

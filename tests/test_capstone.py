@@ -206,7 +206,8 @@ BREADTH_FIRST = '''
                     seen.add(id(x))
                     queue.append(x)
 '''
-GRAD_AS_BUFFER = '''
+# The walks below start as the right one does: a topological order, built without recursion.
+TOPOLOGICAL_ORDER = '''
     def backward(self, grad=None):
         order, seen, stack = [], set(), [(self, False)]
         while stack:
@@ -217,7 +218,8 @@ GRAD_AS_BUFFER = '''
                 seen.add(id(t))
                 stack.append((t, True))
                 stack.extend((x, False) for x in t.inputs if id(x) not in seen)
-        self.grad = np.ones_like(self.data) if grad is None else np.array(grad)
+'''
+GRAD_AS_BUFFER = TOPOLOGICAL_ORDER + '''        self.grad = np.ones_like(self.data) if grad is None else np.array(grad)
         for t in reversed(order):
             if t.inputs and t.grad is not None:
                 for x, g in zip(t.inputs, t.backward_fn(t.grad)):
@@ -225,18 +227,7 @@ GRAD_AS_BUFFER = '''
 '''
 # The inner tensors' buffers kept under another name (.total), never reset: one backward()
 # is right, a second one through the same graph starts from the first one's totals.
-KEPT_TOTALS = '''
-    def backward(self, grad=None):
-        order, seen, stack = [], set(), [(self, False)]
-        while stack:
-            t, expanded = stack.pop()
-            if expanded:
-                order.append(t)
-            elif id(t) not in seen:
-                seen.add(id(t))
-                stack.append((t, True))
-                stack.extend((x, False) for x in t.inputs if id(x) not in seen)
-        self.total = np.ones_like(self.data) if grad is None else np.array(grad)
+KEPT_TOTALS = TOPOLOGICAL_ORDER + '''        self.total = np.ones_like(self.data) if grad is None else np.array(grad)
         for t in reversed(order):
             total = getattr(t, "total", None)
             if total is None:

@@ -60,6 +60,7 @@ def test_stubs_stay_on_their_question_slide(student):
 
 
 def test_no_solution_survives(student):
+    runs_yours = set()
     for path in NOTEBOOKS:
         original = json.loads(path.read_text())
         copy = student[path.name]
@@ -74,10 +75,15 @@ def test_no_solution_survives(student):
             assert "None" in stub or "your code here" in stub, stub
         for cell in tagged(copy, "check") + tagged(copy, "exercise"):
             assert cell["outputs"] == [], "a stored ✓ would give the answer away"
-        for cell in copy["cells"]:
-            if cell["cell_type"] == "code" and any(
-                    call in "".join(cell["source"]) for call in ("teach.use(", "my_pieces(")):
+        for cell in copy["cells"]:   # the calls the build track declares (make_student)
+            calls = {call for call in make_student.RUNS_YOUR_PIECES
+                     if call in "".join(cell["source"])}
+            if cell["cell_type"] == "code" and calls:
                 assert cell["outputs"] == [], "a stored 'yours' would be the reference's"
+                runs_yours |= calls
+    assert runs_yours == set(make_student.RUNS_YOUR_PIECES), (
+        "a call that runs the learner's pieces is declared but found in no notebook: "
+        f"{set(make_student.RUNS_YOUR_PIECES) - runs_yours}")
 
 
 def test_no_speaker_note_survives(student):

@@ -355,9 +355,11 @@ def show(value):
     return repr(np.round(np.asarray(value, dtype=float), 4).tolist())
 
 
-def attempt(what, function, hint=None):
+def attempt(what, function, hint=None, *, brief=False):
     """``function()`` (a call of the learner's code), or a ``Mismatch`` that says which call
-    raised what, and where in their cell; ``hint(error)`` may add a line on what to fix."""
+    raised what, and where in their cell; ``hint(error)`` may add a line on what to fix.
+    ``brief``: the error's first sentence is enough when a hint says what to do, and the
+    message ends each sentence with a full stop (how chapters 8 and 10 report)."""
     try:
         return function()
     except Mismatch:
@@ -365,9 +367,12 @@ def attempt(what, function, hint=None):
     except NameError as error:
         raise Mismatch(not_defined_here(what, error)) from None
     except Exception as error:  # the learner's code: report it, never crash the check
-        extra = hint(error) if hint is not None else ""
-        raise Mismatch(f"{what} raised {type(error).__name__}: {error}{where(error)}"
-                       f"{extra or ''}") from None
+        extra = (hint(error) if hint is not None else "") or ""
+        text = str(error)
+        if brief:
+            text = (text.split(". ")[0] if extra else text).rstrip(".")
+        raise Mismatch(f"{what} raised {type(error).__name__}: {text}{where(error)}"
+                       f"{'.' if brief else ''}{extra}") from None
 
 
 _CALLS_OWN = ("it calls minigrad's own {label} (through {path}), the very piece you are asked "

@@ -62,10 +62,10 @@ def _arrays(value, found):
             _arrays(item, found)
 
 
-def saved_bytes(*outputs):
-    """The bytes of the arrays that the graph behind ``outputs`` keeps for backward (each
-    array once), walking from their ``grad_fn``s to the leaves."""
-    found, seen = {}, set()
+def _graph_nodes(*outputs):
+    """Each node of the graph behind ``outputs`` once (AccumulateGrad left out), walking
+    from their ``grad_fn``s to the leaves."""
+    seen = set()
     stack = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
     while stack:
         node = stack.pop()
@@ -73,24 +73,22 @@ def saved_bytes(*outputs):
             continue
         seen.add(id(node))
         if not isinstance(node, AccumulateGrad):
-            _arrays(getattr(node, "saved", None), found)
+            yield node
         stack.extend(n for n, _ in node.next_functions)
+
+
+def saved_bytes(*outputs):
+    """The bytes of the arrays that the graph behind ``outputs`` keeps for backward (each
+    array once), walking from their ``grad_fn``s to the leaves."""
+    found = {}
+    for node in _graph_nodes(*outputs):
+        _arrays(getattr(node, "saved", None), found)
     return sum(found.values())
 
 
 def _nodes(*outputs):
     """The names of the nodes (not AccumulateGrad) of the graph behind ``outputs``."""
-    names, seen = [], set()
-    stack = [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if not isinstance(node, AccumulateGrad):
-            names.append(node.name())
-        stack.extend(n for n, _ in node.next_functions)
-    return names
+    return [node.name() for node in _graph_nodes(*outputs)]
 
 
 # ------------------------------------------------------------------ the cases

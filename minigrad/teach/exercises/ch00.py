@@ -7,10 +7,9 @@ returns a ``CheckResult`` (it prints ✓ or ✗ with a hint and never raises). T
 a ``teach.predictions.Prediction``: ``lock`` the number first, press the widget, ``reveal``.
 """
 
-from ... import creation, nn, optim
+from ... import Tensor, creation, nn, optim
 from ...graph import no_grad
 from ...random import default_generator
-from ..._tensor import Tensor
 from ..checks import CheckResult, check, no_answer, not_a_function
 from ..predictions import Prediction
 

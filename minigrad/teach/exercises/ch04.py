@@ -19,10 +19,9 @@ from unittest import mock
 
 import numpy as np
 
-from ... import creation
+from ... import Tensor, creation
 from ...creation import tensor
 from ...dtypes import float32, float64
-from ..._tensor import Tensor
 from ...graph import AccumulateGrad
 from ..build import Mismatch, Piece, borrowed, register, same_dtype, show, where
 from ..checks import (
@@ -62,16 +61,22 @@ def check_set_to_none(grad_after_none, old_grad):
     ])
 
 
-def check_two_paths(grad_once, grad_twice):
-    """Exercise 2: z = y * 3 + x with y = x * x at x = 2: x.grad after one backward, and
-    after a second one (retain_graph=True, no zeroing)."""
+def _two_paths():
+    """Exercise 2's experiment: z = y * 3 + x with y = x * x at x = 2; x.grad after one
+    backward and after a second one (retain_graph=True, no zeroing)."""
     x = creation.tensor([2.0], requires_grad=True)
     y = x * x
     z = y * 3 + x
     z.backward(retain_graph=True)
-    want_once = x.grad.item()
+    once = x.grad.item()
     z.backward(retain_graph=True)
-    want_twice = x.grad.item()
+    return once, x.grad.item()
+
+
+def check_two_paths(grad_once, grad_twice):
+    """Exercise 2: z = y * 3 + x with y = x * x at x = 2: x.grad after one backward, and
+    after a second one (retain_graph=True, no zeroing)."""
+    want_once, want_twice = _two_paths()
     return all_parts("Exercise 2", [
         check("x.grad after one backward()", one_number(grad_once), want_once,
               hint="x reaches z along two paths, through y = x * x and directly through "
@@ -115,13 +120,7 @@ SET_TO_NONE = Prediction(
 
 def _measure_two_paths(which):
     def measure():
-        x = creation.tensor([2.0], requires_grad=True)
-        y = x * x
-        z = y * 3 + x
-        z.backward(retain_graph=True)
-        once = x.grad.item()
-        z.backward(retain_graph=True)
-        twice = x.grad.item()
+        once, twice = _two_paths()
         value = once if which == "once" else twice
         return value, f"x.grad = {value:g} after {'one call' if which == 'once' else 'two calls'}"
     return measure

@@ -30,7 +30,7 @@ from ...nn import functional as F
 from ...random import manual_seed
 from ..build import Piece, register
 from ..checkpointing import OWN_CHECKPOINT, OWN_CLASSES, checkpointing_battery, plug_checkpoint
-from ..checks import CheckResult, keeps_random_state, no_answer
+from ..checks import CheckResult, keeps_random_state, no_answer, not_a_function
 from .. import style
 from ..plots import Chart
 from ..predictions import Prediction
@@ -289,12 +289,9 @@ def check_per_sample_norms(per_sample_norms):
     of each example's gradient of the cross-entropy loss, all parameters together, computed
     with ``vmap(grad(...))`` and ``functional_call``."""
     title = "per_sample_norms"
-    if no_answer(per_sample_norms):
-        return CheckResult(False, f"{title}: no answer yet. Define the function in the cell "
-                                  "above and run it, then run this check again.")
-    if not callable(per_sample_norms):
-        return CheckResult(False, f"{title}: expected a function, got "
-                                  f"{type(per_sample_norms).__name__}.")
+    refused = not_a_function(title, per_sample_norms)
+    if refused is not None:
+        return refused
     for n in (6, 4):
         model = tiny_model()
         x, y = tiny_batch(n)
