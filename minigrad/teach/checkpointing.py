@@ -30,7 +30,7 @@ from ..nn import functional as F
 from ..optim import SGD
 from ..random import default_generator, manual_seed
 from ..utils import checkpoint as checkpoint_module
-from .._tensor import Tensor
+from .. import Tensor
 from .build import Mismatch, attempt, own_out_of_reach, same_dtype, show
 from .checks import keeps_random_state
 

@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 from ..random import default_generator
-from .._tensor import Tensor
+from .. import Tensor
 
 __all__ = ["check", "check_function", "CheckResult", "MISSING", "no_answer", "one_number",
            "all_parts", "keeps_random_state", "graded", "describe", "as_floats", "not_a_function"]

@@ -24,7 +24,7 @@ from ..nn import functional as F
 from ..nn import utils as nn_utils
 from ..optim import SGD
 from ..random import manual_seed
-from .._tensor import Tensor
+from .. import Tensor
 from .build import Mismatch, attempt, own_out_of_reach, same_dtype, show
 from .checks import keeps_random_state
 

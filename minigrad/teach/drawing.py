@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import printing
 from ..graph import AccumulateGrad, get_gradient_edge
-from .._tensor import Tensor
+from .. import Tensor
 from . import saving, style
 
 INSTALL_HINT = ("(graphviz's `dot` program is not installed, so the graph is shown as text: "

@@ -14,7 +14,7 @@ from .. import graph, nn, optim
 from ..creation import from_numpy, tensor
 from ..dtypes import float64
 from ..random import manual_seed
-from .._tensor import Tensor
+from .. import Tensor
 
 __all__ = ["BackwardStep", "backward_steps", "accumulation_states", "training_run",
            "tangent_at", "REGRESSION_X", "REGRESSION_Y"]

@@ -22,7 +22,7 @@ import numpy as np
 from .. import graph
 from ..creation import from_numpy
 from ..graph import AccumulateGrad, Node
-from .._tensor import Tensor
+from .. import Tensor
 
 __all__ = ["GradientTape"]
 

@@ -28,7 +28,7 @@ from ...graph import no_grad
 from ...nn import functional
 from ...optim import Optimizer
 from ...optim.sgd import SGD as MinigradSGD
-from ..._tensor import Tensor as MinigradTensor
+from ... import Tensor as MinigradTensor
 from ..build import Mismatch, Piece, borrowed, where
 from ..checks import CheckResult, keeps_random_state, no_answer
 from ..drawing import GraphDiagram

@@ -18,7 +18,7 @@ import numbers
 
 from ... import creation
 from ...graph import no_grad
-from ..._tensor import Tensor
+from ... import Tensor
 from ..checks import CheckResult, all_parts, no_answer
 from ..predictions import Prediction, locked_together
 

@@ -21,7 +21,7 @@ import numpy as np
 from ... import autograd, creation, dtypes, functions
 from ...graph import no_grad
 from ...ops import Op, arithmetic
-from ..._tensor import Tensor
+from ... import Tensor
 from ..build import Mismatch, Piece, register, same_dtype, show, where
 from ..checks import keeps_random_state
 

@@ -17,7 +17,7 @@ from ...autograd import Function, grad as autograd_grad, gradcheck
 from ...creation import tensor
 from ...dtypes import float32, float64
 from ...ops.op import Op
-from ..._tensor import Tensor
+from ... import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype, show, use, where
 from ..checks import CheckResult, check, no_answer
 

@@ -23,7 +23,7 @@ from ...nn import functional as F
 from ...graph import no_grad
 from ...nn.layers import Linear as _OwnLinear  # minigrad's own, whatever nn.Linear is now
 from ...random import manual_seed
-from ..._tensor import Tensor
+from ... import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import CheckResult, keeps_random_state, no_answer
 from ..predictions import Prediction

@@ -26,7 +26,7 @@ from ...graph import execution_order
 from ...nn import functional as F
 from ...ops import softmax as softmax_ops
 from ...ops.op import Op
-from ..._tensor import Tensor
+from ... import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import MISSING, all_parts, check
 from ..predictions import Prediction

@@ -22,7 +22,7 @@ from ...creation import randn, tensor, zeros
 from ...dtypes import float32, float64
 from ...graph import no_grad
 from ...random import Generator
-from ..._tensor import Tensor
+from ... import Tensor
 from ...utils.data import DataLoader, TensorDataset
 from ..build import Mismatch, Piece, register, same_dtype
 from ..checks import CheckResult, all_parts, check, keeps_random_state, no_answer, not_a_function

@@ -17,7 +17,7 @@ from ...creation import arange, tensor
 from ...dtypes import float32, int64
 from ...graph import is_grad_enabled, no_grad
 from ...random import Generator, manual_seed
-from ..._tensor import Tensor
+from ... import Tensor
 from ...utils import data as _data
 from ...utils.data import (BatchSampler, DataLoader, Dataset, RandomSampler, Subset,
                            TensorDataset, default_collate)

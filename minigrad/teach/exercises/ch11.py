@@ -27,7 +27,7 @@ from ...graph import execution_order, no_grad
 from ...nn import activations_more, functional
 from ...ops import activations as activation_ops
 from ...ops import losses as loss_ops
-from ..._tensor import Tensor
+from ... import Tensor
 from ..build import Mismatch, Piece, attempt, register, same_dtype
 from ..checks import CheckResult, all_parts, describe, keeps_random_state, no_answer
 from ..predictions import Prediction, locked_together
