@@ -15,6 +15,7 @@ import warnings
 
 from ..graph import GradMode
 from ..nn.module import Module
+from .fast import faster
 from .guards import Guards, describe_inputs
 from .program import Program
 from .tracer import Tracer, known_tensors, reachable
@@ -39,6 +40,7 @@ class CompiledFunction:
         self.traces = self.replays = 0
         self.guard_failures = []
         self.graph_break = None
+        self.fast = True  # fast.py's helpers (False: every instruction as recorded)
 
     def __call__(self, *args, **kwargs):
         if self.graph_break is not None:
@@ -92,7 +94,8 @@ class CompiledFunction:
                           "from now on (fullgraph=True makes this an error)", UserWarning,
                           stacklevel=3)
             return result
-        program = Program(tracer.instructions, len(tracer.arrays), len(tensors), outputs)
+        program = Program(tracer.instructions, len(tracer.arrays), len(tensors), outputs,
+                          faster if self.fast else None)
         guards = Guards(grad_mode, structure, tensors, tracer.used.values(),
                         tracer.modules.values(), tracer.optimizers.values())
         self.entries.append((guards, program))

@@ -55,7 +55,7 @@ class Guards:
         self.outside = [(t, t._data, t._requires_grad) for t in outside.values()]
         self.versions = []
         self.modules = [(m, m.training) for m in modules]
-        self.optimizers = [(opt, optimizer_state(opt)) for opt in optimizers]
+        self.optimizers = [optimizer_state(opt) for opt in optimizers]
         self.hooks = len(gradient_hooks())
         self.settled()
 
@@ -91,8 +91,8 @@ class Guards:
             if own.get(_HOOKS[0]) or own.get(_HOOKS[1]) or own.get(_HOOKS[2]) \
                     or own.get(_HOOKS[3]):
                 return f"hooks: {type(module).__name__} has hooks now"
-        for opt, state in self.optimizers:
-            if optimizer_state(opt) != state:
+        for opt, groups, sizes in self.optimizers:
+            if not same_optimizer_state(opt, groups, sizes):
                 return (f"optimizer: {type(opt).__name__}'s param_groups or state changed "
                         "(a hyperparameter such as lr, the parameters, or new state)")
         if len(gradient_hooks()) != self.hooks:
@@ -103,9 +103,37 @@ class Guards:
 
 
 def optimizer_state(opt):
-    """What a step of ``opt`` depends on besides the tensors: each group's parameters (by
-    identity) and hyperparameters, and how many entries of state each parameter has."""
-    groups = tuple((tuple(map(id, g["params"])),
-                    tuple((k, v) for k, v in g.items() if k != "params"))
-                   for g in opt.param_groups)
-    return groups, tuple((id(p), len(s)) for p, s in opt.state.items())
+    """What a step of ``opt`` depends on besides the tensors: its groups (each group dict,
+    its parameters, its hyperparameters) and how many entries of state each parameter has."""
+    groups = [(g, list(g["params"]), [(k, v) for k, v in g.items() if k != "params"])
+              for g in opt.param_groups]
+    sizes = [(s, len(s)) for s in opt.state.values()]
+    return opt, groups, (len(opt.state), sizes)
+
+
+def same_optimizer_state(opt, groups, sizes):
+    """Does ``opt`` still have the groups and state ``optimizer_state`` saw? (Identity and
+    ``is`` first: this runs before every replay.)"""
+    current = opt.param_groups
+    if len(current) != len(groups):
+        return False
+    for g, (group, params, hyper) in zip(current, groups):
+        if g is not group or len(g) != len(hyper) + 1:
+            return False
+        now = g["params"]
+        if len(now) != len(params):
+            return False
+        for p, q in zip(now, params):
+            if p is not q:
+                return False
+        for k, v in hyper:
+            w = g[k]
+            if w is not v and w != v:
+                return False
+    count, entries = sizes
+    if len(opt.state) != count:
+        return False
+    for state, n in entries:
+        if len(state) != n:
+            return False
+    return True

@@ -46,7 +46,7 @@ class ForwardOp:
         options = {k: value for k, (kind, value) in self.options.items() if kind is None}
         option_slots = [(k, spec) for k, spec in self.options.items() if spec[0] is not None]
 
-        def run(slots):
+        def run(slots, args):
             arrays = constants.copy()
             for i, spec in from_slots:
                 arrays[i] = slots[spec[1]] if spec[0] is SLOT else fetch(spec, slots)
@@ -111,7 +111,6 @@ class Backward:
             if release:
                 for node in order:
                     node.release()
-        run.needs_args = True
         return run
 
 
@@ -125,7 +124,7 @@ class Call:
     def compile(self):
         function, obj, args, kwargs = self.function, self.obj, self.args, self.kwargs
 
-        def run(slots):
+        def run(slots, step_args):
             function(obj, *args, **kwargs)
         return run
 
@@ -134,18 +133,14 @@ class Program:
     """The instructions of a traced step, ready to replay: ``program(args)`` runs them on
     the step's input tensors ``args`` and returns what the step returned."""
 
-    def __init__(self, instructions, n_slots, n_args, outputs):
+    def __init__(self, instructions, n_slots, n_args, outputs, faster=None):
         self.instructions = instructions
         self.n_slots, self.n_args = n_slots, n_args
         self.outputs = outputs  # see ``rebuild``
-        self.steps = [self.compile_step(instruction) for instruction in instructions]
-
-    @staticmethod
-    def compile_step(instruction):
-        run = instruction.compile()
-        if getattr(run, "needs_args", False):
-            return run
-        return lambda slots, args, run=run: run(slots)
+        # run(slots, args) for each instruction: ``faster(instruction)`` (fast.py) when it
+        # has one, else the instruction as recorded
+        self.steps = [(faster and faster(instruction)) or instruction.compile()
+                      for instruction in instructions]
 
     def __call__(self, args):
         slots = [None] * self.n_slots
