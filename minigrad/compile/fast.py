@@ -18,7 +18,7 @@ recorded (``program.py``).
 
 import numpy as np
 
-from ..graph import AccumulateGrad, owned_gradients
+from ..graph import AccumulateGrad
 from ..optim.optimizer import Optimizer
 from ..optim.sgd import SGD
 from .program import SLOT, Backward, Call
@@ -135,8 +135,7 @@ def backward_plan(backward):
                     old = buffers[j]
                     buffers[j] = g if old is None else old + g
             if not owned_places:
-                owned = owned_gradients(dict(arrived), given)
-                owned_places.append({node for node, _ in arrived if node in owned})
+                owned_places.append(sole_owners(arrived, given))
             owned = owned_places[0]
             for node, grad in arrived:
                 position = leaves[node]
@@ -145,3 +144,18 @@ def backward_plan(backward):
         for node in release:
             node.release()
     return run
+
+
+def sole_owners(arrived, given):
+    """The leaves whose gradient array nothing else refers to (not a seed, not another
+    leaf's): ``.grad`` may be that array itself, uncopied (the engine copies small ones,
+    where finding out costs more than the copy; a replay finds out once). Its values are
+    the same either way."""
+    def owner(array):
+        while type(array.base) is np.ndarray:
+            array = array.base
+        return id(array)
+    uses = dict.fromkeys([owner(g) for g in given], 2)
+    for _, grad in arrived:
+        uses[owner(grad)] = uses.get(owner(grad), 0) + 1
+    return {node for node, grad in arrived if uses[owner(grad)] == 1}
