@@ -95,6 +95,33 @@ def test_replay_is_bitwise_on_the_course_models(sizes, name):
     assert_same_state(run(sizes, name, False, steps), run(sizes, name, True, steps))
 
 
+@pytest.mark.parametrize("name", ["sgd", "sgd-momentum", "adam"])
+def test_the_replay_as_recorded_is_bitwise_too(name):
+    """Without fast.py's helpers: every instruction replayed as program.py records it."""
+    eager = run(MLPS[0], name, False, 50)
+    cls, options = OPTIMIZERS[name]
+    model = mlp(MLPS[0])
+    opt = cls(model.parameters(), **options)
+    step = mg.compile(training(model, opt))
+    step.fast = False
+    data = batches(MLPS[0])
+    losses = [step(*data[i % len(data)])._data.copy() for i in range(50)]
+    assert_same_state(eager, (model, opt, losses, step))
+    assert step.replays == 49
+
+
+def test_a_returned_loss_has_the_eager_loss_node_and_a_freed_graph():
+    model = mlp(MLPS[0])
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    step = mg.compile(training(model, opt))
+    x, y = batches(MLPS[0])[0]
+    for _ in range(3):
+        loss = step(x, y)
+    assert loss.requires_grad and loss.grad_fn.name() == "NllLossBackward0"
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+
+
 def small_cnn(_sizes, seed=0):
     mg.manual_seed(seed)
     return nn.Sequential(nn.Unflatten(1, (1, 4, 4)) if hasattr(nn, "Unflatten") else nn.Identity(),

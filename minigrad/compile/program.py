@@ -46,6 +46,9 @@ class ForwardOp:
         options = {k: value for k, (kind, value) in self.options.items() if kind is None}
         option_slots = [(k, spec) for k, spec in self.options.items() if spec[0] is not None]
 
+        if not option_slots and all(kind is SLOT for kind, _ in self.inputs):
+            return _all_from_slots(op, [n for _, n in self.inputs], options, out)
+
         def run(slots, args):
             arrays = constants.copy()
             for i, spec in from_slots:
@@ -59,6 +62,29 @@ class ForwardOp:
                 result = op._own_output(result)
             slots[out] = result
         return run
+
+
+def _all_from_slots(op, inputs, options, out):
+    """``ForwardOp.compile`` for an op whose inputs are all slots (speed: most ops)."""
+    forward = op.forward
+    if len(inputs) == 1:
+        (a,) = inputs
+
+        def run(slots, args):
+            op.saved = ()
+            result = forward(slots[a], **options)
+            if type(result) is not _ndarray:
+                result = op._own_output(result)
+            slots[out] = result
+        return run
+
+    def run(slots, args):
+        op.saved = ()
+        result = forward(*[slots[n] for n in inputs], **options)
+        if type(result) is not _ndarray:
+            result = op._own_output(result)
+        slots[out] = result
+    return run
 
 
 def fetch(spec, slots):
