@@ -416,3 +416,36 @@ def test_compiled_module_behaves_like_the_module():
     for out in outs:
         assert np.array_equal(out._data, expected._data)
     assert compiled._compiled.replays == 2
+
+
+def test_class_indices_out_of_range_are_refused_as_eagerly():
+    model = mlp(MLPS[0])
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    step = mg.compile(training(model, opt))
+    x, y = batches(MLPS[0])[0]
+    step(x, y)
+    step(x, y)
+    before = [p._data.copy() for p in model.parameters()]
+    for bad in (-1, 2):
+        labels = y.clone()
+        labels[3] = bad
+        with pytest.raises(IndexError, match="out of bounds"):
+            step(x, labels)
+        assert step.guard_failures[-1] == "values: a class index is out of range"
+    for p, b in zip(model.parameters(), before):
+        assert np.array_equal(p._data, b)
+    step(x, y)
+    assert step.replays == 2
+
+
+def test_a_compiled_function_called_inside_a_trace_is_recorded_there():
+    inner = mg.compile(lambda x: x * 3)
+    inner(mg.ones(2))
+    inner(mg.ones(2))  # it replays on its own
+
+    @mg.compile
+    def outer(x):
+        return inner(x) + 1
+    for k in (1.0, 2.0, 5.0):
+        assert outer(mg.full((2,), k)).tolist() == [3 * k + 1] * 2
+    assert (outer.traces, outer.replays) == (1, 2)

@@ -18,12 +18,13 @@ from ..graph import GradMode
 from ..nn.module import Module
 from .fast import faster
 from .guards import Guards, describe_inputs
-from .program import Program
+from .program import Program, ReplayRefused
 from .tracer import Tracer, known_tensors, reachable
 
 __all__ = ["CompiledFunction", "OptimizedModule", "cache_size_limit"]
 
 cache_size_limit = 8  # traces of one function before it runs eagerly (torch's default)
+_tracing = []  # the compiled functions tracing now: a compiled call inside runs as it is
 
 
 class CompiledFunction:
@@ -44,7 +45,7 @@ class CompiledFunction:
         self.fast = True  # fast.py's helpers (False: every instruction as recorded)
 
     def __call__(self, *args, **kwargs):
-        if self.graph_break is not None:
+        if self.graph_break is not None or _tracing:  # (inside another trace: recorded there)
             return self.fn(*args, **kwargs)
         if not kwargs and all(type(a) is Tensor for a in args):  # (speed: the usual call)
             tensors, structure = list(args), len(args)
@@ -56,7 +57,11 @@ class CompiledFunction:
         for guards, program in reversed(self.entries):
             reason = guards.check(grad_mode, structure, tensors)
             if reason is None:
-                result = program(tensors)
+                try:
+                    result = program(tensors)
+                except ReplayRefused as refused:  # before anything outside changed
+                    self.guard_failures.append(str(refused))
+                    return self.fn(*args, **kwargs)
                 guards.settled()
                 self.replays += 1
                 return result
@@ -84,8 +89,12 @@ class CompiledFunction:
                                     "compiled function, or pass it detached)", args, kwargs)
         outside = known_tensors(reachable([self.fn, args, kwargs]))
         tracer = Tracer(tensors, outside, self.fullgraph)
-        with tracer.patched():
-            result = self.fn(*args, **kwargs)
+        _tracing.append(self)
+        try:
+            with tracer.patched():
+                result = self.fn(*args, **kwargs)
+        finally:
+            _tracing.pop()
         self.traces += 1
         outputs = output_spec(result, tracer, tensors) if tracer.broken is None else None
         if tracer.broken is not None:

@@ -9,7 +9,9 @@ step (an input of the step, or what an instruction computed). Replaying it runs,
 * ``Backward``: the engine's walk (``graph.propagate``), written out over the recorded
   order of nodes: each node's ``apply`` on the gradient that reached it, gradients added
   where two paths meet, and each leaf's gradient into its ``.grad``;
-* ``Call``: ``optimizer.step()`` or ``zero_grad()``, run again as they are.
+* ``Call``: ``optimizer.step()`` or ``zero_grad()``, run again as they are;
+* ``ClassCheck``: a check of values the eager step makes in Python before an op
+  (``nll_loss``'s class indices in range); when it fails the call runs eagerly instead.
 
 Each computes what the eager step computes, with the same numpy calls in the same order,
 so a replayed step gives the eager step's numbers bit for bit. What a replay saves is the
@@ -23,7 +25,8 @@ import numpy as np
 from .._tensor import wrap
 from ..graph import AccumulateGrad, owned_gradients
 
-__all__ = ["SLOT", "TUPLE", "fetch", "ForwardOp", "Backward", "Call", "Program"]
+__all__ = ["SLOT", "TUPLE", "fetch", "ForwardOp", "ClassCheck", "ReplayRefused", "Backward",
+           "Call", "Program"]
 
 SLOT = "slot"  # an input that is the array in a slot (else: a constant)
 TUPLE = "tuple"  # an input that is a tuple of inputs (an index: rows and labels)
@@ -137,6 +140,28 @@ class Backward:
             if release:
                 for node in order:
                     node.release()
+        return run
+
+
+class ReplayRefused(Exception):
+    """A value check failed during a replay: the call runs eagerly instead."""
+
+
+class ClassCheck:
+    """Class indices (``slots[labels]``) all in ``0 .. classes - 1``: eager ``nll_loss``
+    checks them before its fast path (and raises on a bad one); a replay must too."""
+
+    def __init__(self, labels, classes):
+        self.labels, self.classes = labels, classes
+
+    def compile(self):
+        labels, classes = self.labels, self.classes
+        low, high = np.minimum.reduce, np.maximum.reduce
+
+        def run(slots, args):
+            values = slots[labels]
+            if values.size and (low(values, None) < 0 or high(values, None) >= classes):
+                raise ReplayRefused("values: a class index is out of range")
         return run
 
 

@@ -38,7 +38,7 @@ from ..nn.module import Module
 from ..ops import op as op_module
 from ..optim.optimizer import Optimizer
 from ..random import default_generator
-from .program import SLOT, TUPLE, Backward, Call, ForwardOp
+from .program import SLOT, TUPLE, Backward, Call, ClassCheck, ForwardOp
 
 __all__ = ["GraphBreak", "Tracer", "known_tensors", "reachable"]
 
@@ -67,6 +67,8 @@ _TO_PYTHON = {
 }
 
 
+# Ops whose eager function checks the class indices in Python first (nll_loss's fast path)
+_CHECKS_CLASSES = ("NllLossBackward0", "NllLoss2DBackward0")
 _INHERITED = object()  # a swapped method the class inherits: deleted again afterwards
 
 
@@ -146,6 +148,11 @@ class Tracer:
         inputs = [self.where(a, f"input {i} of {name}") for i, a in enumerate(arrays)]
         opts = {k: self.where(v, f"option {k}= of {name}") for k, v in options.items()}
         self.op_ids.add(id(op))
+        labels = opts.get("labels")
+        if name in _CHECKS_CLASSES and labels is not None and labels[0] is SLOT:
+            logp = arrays[0]
+            self.instructions.append(ClassCheck(labels[1], logp.shape[options.get(
+                "class_dim", 1)] if logp.ndim else 0))
         self.instructions.append(ForwardOp(op, inputs, opts, self.new_slot(result._data)))
 
     def on_backward(self, roots, grads, order, retain_graph, capture, create_graph):
