@@ -29,6 +29,14 @@ tracing, as in ``jax.jit``: a replay runs the recorded numpy calls and nothing e
 Results a replay returns are new tensors on the replay's arrays; a returned loss keeps the
 node its trace had (``loss.grad_fn``), whose graph backward already freed.
 
+Limits (each refused, never replayed stale): a compiled forward whose result still has its
+graph (``compile(model)`` called in grad mode, backward outside) runs eagerly, since a
+replay makes no graph; an input tensor that carries a graph, or an array the functional
+layer computes in Python from values (class weights, ``ignore_index`` masks), breaks the
+graph. Checks the eager functional layer makes on values before an op are not rerun by a
+replay, except the one a training step meets, ``nll_loss``'s class indices in range
+(``program.ClassCheck``).
+
 Compared with ``torch.compile``: the same call shapes and the same guard-and-recompile
 loop, but no bytecode analysis (a graph break here sends the whole function to eager mode,
 where Dynamo would split it in two graphs) and no code generation (the replay calls numpy,
