@@ -2,7 +2,9 @@
 
 What is timed, each contender single-threaded and interleaved round by round so that
 machine noise hits all three alike:
-  * one training step (zero_grad, forward, cross-entropy, backward, SGD step) of three MLPs;
+  * one training step (zero_grad, forward, cross-entropy, backward, SGD step) of three MLPs,
+    eager and compiled (minigrad.compile's replay, torch.compile where it compiles within
+    60 s), with the trace's own cost and the steps after which compiling pays off;
   * the per-op cost of a 200-op scalar chain, forward and backward;
   * backward time against graph size (10^3 .. 10^5 nodes): it must grow linearly;
   * peak memory of one step (tracemalloc: minigrad and numpy; PyTorch's allocator is not
@@ -116,9 +118,73 @@ def numpy_step_fn(sizes, weights, x, y):
     return step
 
 
-CONTENDERS = {"minigrad": minigrad_step_fn, "numpy": numpy_step_fn}
+def compiled_step_fn(lib, sizes, weights, x, y):
+    """The same step compiled (``lib.compile``: minigrad's replay, or torch.compile); the
+    loss is read outside the compiled function (``.item()`` inside would break the graph)."""
+    model, opt, loss_fn, xs, ys = library_setup(lib, sizes, weights, x, y)
+
+    def train_step(xs, ys):
+        opt.zero_grad()
+        loss = loss_fn(model(xs), ys)
+        loss.backward()
+        opt.step()
+        return loss
+    compiled = lib.compile(train_step)
+    return lambda: compiled(xs, ys).item()
+
+
+def minigrad_compiled_step_fn(sizes, weights, x, y):
+    return compiled_step_fn(mg, sizes, weights, x, y)
+
+
+def torch_compiled_step_fn(sizes, weights, x, y):
+    return compiled_step_fn(torch, sizes, weights, x, y)
+
+
+CONTENDERS = {"minigrad": minigrad_step_fn, "numpy": numpy_step_fn,
+              "compiled": minigrad_compiled_step_fn}
 if torch is not None:
     CONTENDERS["pytorch"] = torch_step_fn
+TORCH_COMPILE_BUDGET = 60  # seconds torch.compile may take to compile one model's step
+
+
+def torch_compiled_or_why(sizes, weights, x, y):
+    """torch.compile's step, compiled (its first call) within TORCH_COMPILE_BUDGET seconds:
+    ``(step, seconds, first loss)``, or ``(None, seconds, why)`` when it cannot compile."""
+    if torch is None:
+        return None, 0.0, "PyTorch is not installed"
+    import signal
+
+    def out_of_time(*_):
+        raise TimeoutError(f"did not compile within {TORCH_COMPILE_BUDGET} s")
+    start = time.perf_counter()
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.alarm(TORCH_COMPILE_BUDGET)
+    try:
+        step = torch_compiled_step_fn(sizes, weights, x, y)
+        first = step()
+        return step, time.perf_counter() - start, first
+    except Exception as error:  # no C compiler, a timeout, ...: said in the table
+        return None, time.perf_counter() - start, f"{type(error).__name__}: {error}"[:120]
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def trace_cost(sizes, weights, x, y, repeat=5):
+    """Median seconds of a compiled step's first call (run eagerly while recording, and the
+    program built) and of an eager step, each from fresh weights."""
+    first, eager = [], []
+    for _ in range(repeat):
+        step = minigrad_compiled_step_fn(sizes, weights, x, y)
+        start = time.perf_counter()
+        step()
+        first.append(time.perf_counter() - start)
+        step = minigrad_step_fn(sizes, weights, x, y)
+        start = time.perf_counter()
+        step()
+        eager.append(time.perf_counter() - start)
+    return statistics.median(first), statistics.median(eager)
 
 
 # ------------------------------------------------------------------ timing helpers
@@ -135,9 +201,12 @@ def interleaved_medians(functions, rounds, repeat):
     return {name: statistics.median(s) for name, s in samples.items()}
 
 
-def check_agreement(steps):
-    """The contenders must compute the same losses before their speed means anything."""
-    losses = {name: [fn() for _ in range(3)] for name, fn in steps.items()}
+def check_agreement(steps, done=None):
+    """The contenders must compute the same losses before their speed means anything.
+    ``done``: the losses of steps some contender already took (torch.compile's first)."""
+    done = done or {}
+    losses = {name: done.get(name, []) + [fn() for _ in range(3 - len(done.get(name, [])))]
+              for name, fn in steps.items()}
     reference = losses["numpy"]
     for name, values in losses.items():
         if not np.allclose(values, reference, rtol=1e-4, atol=1e-6):
@@ -151,11 +220,18 @@ def bench_mlps(rounds):
         weights = initial_weights(sizes)
         x, y = batch(sizes, n)
         steps = {name: make(sizes, weights, x, y) for name, make in CONTENDERS.items()}
-        losses = check_agreement(steps)
+        compiled, compile_s, why = torch_compiled_or_why(sizes, weights, x, y)
+        done = {}
+        if compiled is not None:
+            steps["torch_compiled"], done["torch_compiled"], why = compiled, [why], None
+        losses = check_agreement(steps, done)
+        first_s, eager_s = trace_cost(sizes, weights, x, y)
         repeat = max(1, int(2000 / (sizes[0] * sizes[1] / 64 + 10)))
         times = interleaved_medians(steps, rounds, repeat)
         rows.append({"model": "-".join(map(str, sizes)), "batch": n, "loss": losses[0],
-                     **{f"{k}_us": v * 1e6 for k, v in times.items()}})
+                     **{f"{k}_us": v * 1e6 for k, v in times.items()},
+                     "trace_us": first_s * 1e6, "eager_first_us": eager_s * 1e6,
+                     "torch_compile_s": compile_s, "torch_compile_failed": why})
     return rows
 
 
@@ -271,6 +347,43 @@ def report_phases(phases, mlps):
               + f" {numpy_us[row['model']]:>7.1f}us")
 
 
+COMPILED_BOUNDS = {"2-16-2": 1.5, "64-128-10": 1.2, "784-256-10": 1.05}  # issue 29
+
+
+def pays_off_after(row):
+    """Steps after which compiling pays off: the trace's extra cost over an eager step,
+    over what each replayed step saves (None: a replay saves nothing)."""
+    saved = row["minigrad_us"] - row["compiled_us"]
+    extra = max(row["trace_us"] - row["eager_first_us"], 0.0)
+    return None if saved <= 0 else int(np.ceil(extra / saved)) + 1
+
+
+def report_compiled(mlps):
+    print("\nCompiled steps: minigrad.compile (trace once, replay) and torch.compile, "
+          "against the same eager and hand-written steps:")
+    print(f"{'model':>12} {'eager mg':>10} {'compiled':>10} {'torch.c':>10} {'numpy':>10}"
+          f" {'cmp/numpy':>9} {'bound':>6} {'cmp/torch':>9} {'cmp/t.c':>8} {'trace':>9}"
+          f" {'pays off':>9}")
+    for row in mlps:
+        tc = row.get("torch_compiled_us")
+        after = pays_off_after(row)
+        cmp_np = row["compiled_us"] / row["numpy_us"]
+        bound = COMPILED_BOUNDS.get(row["model"])
+        verdict = "" if bound is None else ("ok" if cmp_np <= bound else "OVER")
+        print(f"{row['model']:>12} {row['minigrad_us']:>8.1f}us {row['compiled_us']:>8.1f}us "
+              + (f"{tc:>8.1f}us " if tc else f"{'n/a':>10} ")
+              + f"{row['numpy_us']:>8.1f}us {cmp_np:>9.2f} {bound or 0:>4.2f}{verdict:>2} "
+              f"{ratio(row['compiled_us'], row.get('pytorch_us', 0)):>9} "
+              f"{ratio(row['compiled_us'], tc or 0):>8} {row['trace_us'] / 1e3:>7.2f}ms "
+              f"{str(after) + ' steps' if after else 'never':>9}")
+    for row in mlps:
+        if row.get("torch_compile_failed"):
+            print(f"  torch.compile on {row['model']}: {row['torch_compile_failed']}")
+        elif row.get("torch_compile_s"):
+            print(f"  torch.compile on {row['model']}: compiled in "
+                  f"{row['torch_compile_s']:.1f} s (its first call)")
+
+
 def report(mlps, chain, scaling, memory):
     print("One training step (median of interleaved rounds, single-threaded):")
     print(f"{'model':>12} {'batch':>5} {'minigrad':>10} {'pytorch':>10} {'numpy':>10}"
@@ -280,6 +393,7 @@ def report(mlps, chain, scaling, memory):
         print(f"{row['model']:>12} {row['batch']:>5} {row['minigrad_us']:>8.1f}us "
               f"{torch_us:>8.1f}us {row['numpy_us']:>8.1f}us "
               f"{ratio(row['minigrad_us'], torch_us):>9} {ratio(row['minigrad_us'], row['numpy_us']):>9}")
+    report_compiled(mlps)
     mg_op, torch_op = chain["minigrad_us_per_op"], chain.get("pytorch_us_per_op", 0)
     print(f"\nScalar chain, forward+backward per op: minigrad {mg_op:.2f}us, "
           f"pytorch {torch_op:.2f}us, ratio {ratio(mg_op, torch_op).strip()}")

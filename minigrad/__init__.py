@@ -46,6 +46,7 @@ from . import legacy  # noqa: E402
 from .legacy import *  # noqa: E402,F401,F403  (mg.pi, mg.inf, mg.LongTensor, ...)
 from . import func  # noqa: E402  (torch.func: grad, vmap, jacrev, ...)
 from . import linalg  # noqa: E402  (torch.linalg: inv, solve, eigh, svd, norms, ...)
+from .compile import compile  # noqa: E402  (torch.compile: trace a step, replay it)
 
 __version__ = "0.1.0"
 
@@ -68,7 +69,7 @@ __all__ = [
     "matmul", "stack", "cat", "concat", "where", "is_tensor", "get_default_dtype",
     "float16", "float32", "float64", "uint8", "int8", "int16", "int32", "int64", "bool",
     "float", "double", "half", "long", "int", "nn", "optim", "utils", "linalg", "save", "load",
-    "set_printoptions", "conv2d", "max_pool2d",
+    "set_printoptions", "conv2d", "max_pool2d", "compile",
 ] + legacy.__all__ + list(_function_names) + [name for family in methods.FUNCTION_MODULES
                              for name in family.FUNCTIONS]
 __all__ = list(dict.fromkeys(__all__))  # (matmul, cat and stack are named twice above)

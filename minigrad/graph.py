@@ -43,7 +43,8 @@ import numpy as np
 __all__ = [
     "Node", "AccumulateGrad", "GradientEdge", "get_gradient_edge", "backward", "execution_order",
     "propagate", "VersionCounter",
-    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
+    "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "set_backward_hook",
+    "gradient_hooks", "owned_gradients",
 ]
 
 
@@ -502,6 +503,8 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
     node has run, so an error leaves all ``.grad`` as they were.
     """
     order = execution_order(roots)
+    if _backward_hook is not None:  # minigrad.compile is tracing: it notes this backward
+        _backward_hook(roots, grads, order, retain_graph, capture, create_graph)
     if create_graph:
         _check_twice_differentiable(order)
     wanted = set(capture) if capture is not None else None
@@ -515,12 +518,27 @@ def backward(roots, grads, retain_graph=False, capture=None, create_graph=False)
             if keep:
                 arrived[node] = grad
         if capture is None:
-            owned = () if create_graph else _owned_gradients(arrived, grads)
+            owned = () if create_graph else owned_gradients(arrived, grads)
             for node, grad in arrived.items():  # leaves last: .grad += grad
                 _deliver(node, grad, owned=node in owned)
     if not retain_graph:
         release_graph(order)
     return arrived if capture is not None else None
+
+
+_backward_hook = None  # minigrad.compile's recorder while it traces a step
+
+
+def set_backward_hook(hook):
+    """While ``minigrad.compile`` traces a step: ``hook(roots, grads, order, retain_graph,
+    capture, create_graph)`` is called by every ``backward`` before it runs (None: off)."""
+    global _backward_hook
+    _backward_hook = hook
+
+
+def gradient_hooks():
+    """id(node) -> hooks, for the nodes with ``Tensor.register_hook``s (``minigrad.compile``)."""
+    return _gradient_hooks
 
 
 def _recording(create_graph):
@@ -549,7 +567,7 @@ def _deliver(node, grad, owned):
 _OWN_FROM = 16384
 
 
-def _owned_gradients(arrived, given):
+def owned_gradients(arrived, given):
     """Speed: the nodes whose gradient may become ``.grad`` without a copy (saves a copy per
     leaf of ``_OWN_FROM`` elements or more, per step). Only an array that nothing else
     refers to: not one the caller passed in, nor one that another tensor also received

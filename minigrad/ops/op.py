@@ -129,7 +129,7 @@ from .saved import ComputedInForward
 from .tangents import jvp_name, output_tangent, set_tangent
 
 __all__ = ["Op", "forward_mode", "live_views", "multi_output_views", "note_view",
-           "register_view", "saving_versions_of", "set_forward_mode"]
+           "register_view", "saving_versions_of", "set_forward_mode", "set_trace_hook"]
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -140,6 +140,7 @@ _NUMPY_FLOATS = frozenset([np.float16, np.float32, np.float64, np.longdouble, np
                            np.complex128, np.clongdouble])
 _NOTHING_NEEDED = [(None,) * n for n in range(8)]  # the inputs of an op that records nothing
 _forward_mode = False  # True while a forward-AD dual level is open (autograd.forward_ad)
+_trace_hook = None  # the recorder of minigrad.compile while it traces a step (set_trace_hook)
 
 
 class Op(Node):
@@ -231,6 +232,8 @@ class Op(Node):
                 note_view(result, tensors[0])
             if _forward_mode:
                 forward_step(op, tensors, arrays, options, result)
+            if _trace_hook is not None:
+                _trace_hook(op, tensors, arrays, options, result)
             return result
         op.inputs = inputs  # (Node.__init__'s work, written out: this runs for every op)
         op.seq = next(node_numbers)
@@ -244,6 +247,8 @@ class Op(Node):
             op._remember_saved(tensors, arrays, out, result)
         if _forward_mode:
             forward_step(op, tensors, arrays, options, result)
+        if _trace_hook is not None:
+            _trace_hook(op, tensors, arrays, options, result)
         return result
 
     @classmethod
@@ -269,6 +274,8 @@ class Op(Node):
         note_view(result, tensor)
         if _forward_mode:
             forward_step(op, (tensor,), (tensor._data,), {}, result)
+        if _trace_hook is not None:
+            _trace_hook(op, (tensor,), (tensor._data,), {}, result)
         return result
 
     def _remember_saved(self, tensors, arrays, out, result):
@@ -563,6 +570,14 @@ def set_forward_mode(on):
     """Open (True) or close (False) forward mode: ``autograd.forward_ad``'s levels."""
     global _forward_mode
     _forward_mode = bool(on)
+
+
+def set_trace_hook(hook):
+    """While ``minigrad.compile`` traces a step: ``hook(op, tensors, arrays, options,
+    result)`` is called after every op ``run`` computes (None: off, the default). The one
+    check costs an op a global lookup when nobody traces (chapter 14)."""
+    global _trace_hook
+    _trace_hook = hook
 
 
 def forward_mode():
