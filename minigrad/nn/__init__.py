@@ -14,6 +14,8 @@ from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .parameter import Parameter
 from .sparse import Embedding
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .transformer import (MultiheadAttention, Transformer, TransformerEncoder,
+                          TransformerEncoderLayer)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from . import parameter
 from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyLinear
@@ -32,6 +34,7 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", 
            "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
            "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
            "AvgPool1d", "AvgPool2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerEncoderLayer",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "functional", "init", "utils",
            "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",

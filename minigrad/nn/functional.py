@@ -38,7 +38,7 @@ __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "l
            "gelu", "embedding", "batch_norm", "layer_norm", "group_norm",
            "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "hardswish", "conv_transpose1d",
-           "conv_transpose2d", "interpolate", "upsample"]
+           "conv_transpose2d", "interpolate", "upsample", "scaled_dot_product_attention"]
 
 
 def relu(input, inplace=False):
@@ -315,3 +315,5 @@ from .activations_more import (  # noqa: E402, F401  (F.elu, ...: nn.functional'
 from .activations_more import __all__ as _more_functions  # noqa: E402
 
 __all__ += _more_functions
+
+from .transformer import scaled_dot_product_attention  # noqa: E402, F401
