@@ -1,5 +1,6 @@
 """Programs of ``test_programs_next_more.py`` (issue 28) that make or rebuild data: PyTorch's
-DCGAN and VAE examples, a convolutional autoencoder, Karpathy's makemore part 5 (WaveNet).
+DCGAN and VAE examples, a convolutional autoencoder, Karpathy's makemore part 5 (WaveNet),
+Dive into Deep Learning's transposed convolution (14.10).
 Each is a function of ``torch`` (the library it runs on) and ``init`` (see the test's
 ``harness``), written as its authors write it; random draws are numpy's (below)."""
 
@@ -403,4 +404,70 @@ def makemore_wavenet(torch, init):
         return loss.item()
 
     out["train"], out["val"] = split_loss('train'), split_loss('val')
+    return out
+
+
+# ---------------------------------------------------------------- D2L: transposed convolution
+# Dive into Deep Learning 14.10 "Transposed Convolution": trans_conv by hand against
+# nn.ConvTranspose2d (weight.data assigned), padding, stride, the multi-channel shape check
+# tconv(conv(X)).shape == X.shape, and the connection to matrix transposition (kernel2matrix,
+# corr2d by a matrix product, the transposed convolution by W's transpose). A Conv2d's
+# random init is replaced by ``init``.
+CHANNELS = R.random((1, 10, 16, 16)).astype(np.float32)
+
+
+def d2l_transposed_convolution(torch, init):
+    nn = torch.nn  # (from torch import nn)
+
+    def trans_conv(X, K):
+        h, w = K.shape
+        Y = torch.zeros((X.shape[0] + h - 1, X.shape[1] + w - 1))
+        for i in range(X.shape[0]):
+            for j in range(X.shape[1]):
+                Y[i: i + h, j: j + w] += X[i, j] * K
+        return Y
+
+    def corr2d(X, K):
+        h, w = K.shape
+        Y = torch.zeros((X.shape[0] - h + 1, X.shape[1] - w + 1))
+        for i in range(Y.shape[0]):
+            for j in range(Y.shape[1]):
+                Y[i, j] = (X[i:i + h, j:j + w] * K).sum()
+        return Y
+
+    out = {}
+    X = torch.tensor([[0.0, 1.0], [2.0, 3.0]])
+    K = torch.tensor([[0.0, 1.0], [2.0, 3.0]])
+    out["trans_conv"] = trans_conv(X, K)
+    X, K = X.reshape(1, 1, 2, 2), K.reshape(1, 1, 2, 2)
+    tconv = nn.ConvTranspose2d(1, 1, kernel_size=2, bias=False)
+    tconv.weight.data = K
+    out["tconv"] = tconv(X)
+    tconv = nn.ConvTranspose2d(1, 1, kernel_size=2, padding=1, bias=False)
+    tconv.weight.data = K
+    out["padding"] = tconv(X)
+    tconv = nn.ConvTranspose2d(1, 1, kernel_size=2, stride=2, bias=False)
+    tconv.weight.data = K
+    out["stride"] = tconv(X)
+    X = torch.tensor(CHANNELS)  # torch.rand(size=(1, 10, 16, 16))
+    conv = init("conv", nn.Conv2d(10, 20, kernel_size=5, padding=2, stride=3))
+    tconv = init("tconv", nn.ConvTranspose2d(20, 10, kernel_size=5, padding=2, stride=3))
+    out["same shape"] = float(tconv(conv(X)).shape == X.shape)
+    out["round trip"] = tconv(conv(X))[0, 0, :2]
+
+    X = torch.arange(9.0).reshape(3, 3)
+    K = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    Y = corr2d(X, K)
+    out["corr2d"] = Y
+
+    def kernel2matrix(K):
+        k, W = torch.zeros(5), torch.zeros((4, 9))
+        k[:2], k[3:5] = K[0, :], K[1, :]
+        W[0, :5], W[1, 1:6], W[2, 3:8], W[3, 4:] = k, k, k, k
+        return W
+
+    W = kernel2matrix(K)
+    out["by matmul"] = float((Y == torch.matmul(W, X.reshape(-1)).reshape(2, 2)).all())
+    Z = trans_conv(Y, K)
+    out["transposed by W.T"] = float((Z == torch.matmul(W.T, Y.reshape(-1)).reshape(3, 3)).all())
     return out

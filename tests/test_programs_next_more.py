@@ -17,14 +17,16 @@ grow a little, never more.
 The programs: PyTorch's examples DCGAN, VAE and the word-language model (LSTM), its
 seq2seq-with-attention and nn.Transformer language-modeling tutorials; a convolutional
 autoencoder with ConvTranspose2d and Upsample; Karpathy's minGPT and makemore part 5
-(WaveNet); Dive into Deep Learning's Transformer encoder (11.3, 11.5, 11.6, 11.7).
+(WaveNet); Dive into Deep Learning's Transformer encoder (11.3, 11.5, 11.6, 11.7) and
+transposed convolution (14.10).
 """
 
 import numpy as np
 import torch
 
 import minigrad
-from programs_next_generative import conv_autoencoder, dcgan, makemore_wavenet, vae
+from programs_next_generative import (conv_autoencoder, d2l_transposed_convolution, dcgan,
+                                      makemore_wavenet, vae)
 from programs_next_sequences import min_gpt, seq2seq_attention, word_language_model
 from programs_next_transformers import d2l_transformer_encoder, transformer_tutorial
 
@@ -117,3 +119,7 @@ def test_d2l_transformer_encoder():
 
 def test_transformer_tutorial():
     compare(transformer_tutorial)
+
+
+def test_d2l_transposed_convolution():
+    compare(d2l_transposed_convolution)
