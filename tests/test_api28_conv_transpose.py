@@ -160,3 +160,18 @@ def test_errors_as_pytorchs(call):
     assert type(mine) is type(theirs)
     words = str(theirs).split(":")[0][:40]
     assert words in str(mine), (str(mine), str(theirs))
+
+
+@pytest.mark.parametrize("cls,shape", [("LazyConvTranspose2d", (2, 4, 5, 5)),
+                                       ("LazyConvTranspose1d", (2, 4, 9))])
+def test_lazy_transposed_layers(cls, shape):
+    kw = dict(stride=2, padding=1, output_padding=1, groups=2)
+    theirs, mine = getattr(torch.nn, cls)(6, 3, **kw), getattr(mg.nn, cls)(6, 3, **kw)
+    x_t, x_m = both(shape, requires_grad=False, dtype=np.float32)
+    out_t, out_m = theirs(x_t), mine(x_m)
+    assert type(mine).__name__ == type(theirs).__name__ == cls.replace("Lazy", "")
+    assert repr(mine) == repr(theirs)
+    assert tuple(mine.weight.shape) == tuple(theirs.weight.shape) == (4, 3) + (3,) * (len(shape) - 2)
+    assert tuple(out_m.shape) == tuple(out_t.shape)
+    mine.load_state_dict({k: mg.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    assert_close(mine(x_m), theirs(x_t), 1e-5)

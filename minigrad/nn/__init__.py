@@ -18,7 +18,8 @@ from .transformer import (MultiheadAttention, Transformer, TransformerEncoder,
                           TransformerEncoderLayer)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from . import parameter
-from .lazy import LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyLinear
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d,
+                   LazyConvTranspose1d, LazyConvTranspose2d, LazyLinear)
 from .parameter import UninitializedBuffer, UninitializedParameter
 from . import activations_more
 
@@ -39,4 +40,5 @@ __all__ = ["Module", "Parameter", "Linear", "Sequential", "ModuleList", "ReLU", 
            "functional", "init", "utils",
            "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
            "parameter", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyBatchNorm1d",
-           "LazyBatchNorm2d", "UninitializedParameter", "UninitializedBuffer"] + _more_modules
+           "LazyBatchNorm2d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "UninitializedParameter", "UninitializedBuffer"] + _more_modules
