@@ -2,9 +2,10 @@
 
 The single-output ops live in ``ops.matrices`` (inverse, determinants, solve, Cholesky,
 cross) and ``ops.reductions`` (the vector norm); here are their ``linalg`` names, the
-norms built from them, and the two decompositions with several differentiable outputs,
-``eigh`` and ``svd``, written as ``autograd.Function``s whose nodes carry PyTorch's names.
-Their backward formulas are PyTorch's (``linalg_eig_backward``, ``svd_backward``) on
+norms built from them, and the three decompositions with several differentiable outputs,
+``eigh``, ``svd`` and ``qr``, written as ``autograd.Function``s whose nodes carry PyTorch's names.
+Their backward formulas are PyTorch's (``linalg_eig_backward``, ``svd_backward``,
+``linalg_qr_backward``) on
 Tensors, so they can be differentiated again.
 """
 
@@ -12,22 +13,26 @@ from collections import namedtuple
 
 import numpy as np
 
+from . import dtypes
 from .autograd.function import Function
+from .graph import is_grad_enabled
 from .creation import eye, tensor
 from .ops import reductions
 from .ops.linalg import matmul
 from .ops.matrices import LinAlgError, cholesky, cross, det, slogdet, solve
 from .ops.matrices import inverse as inv
 from .ops.matrices import square_matrices
+from .ops.diagonals import tril, triu
 from .ops.shape import cat, movedim
 from .ops.sorting import amax, amin
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "lstsq", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv",
+           "lstsq", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr",
            "slogdet", "solve", "svd", "svdvals", "vecdot", "vector_norm"]
 
 EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
+QrResult = namedtuple("linalg_qr", ["Q", "R"])
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
@@ -122,6 +127,18 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 # ------------------------------------------------------------------ eigh
 
+def outputs_to_differentiate(function, ctx, *options):
+    """The outputs a decomposition's backward formula reads (saved after its input A).
+    Under ``create_graph`` (grad mode on inside backward) they are computed again from A
+    itself, by the same Function: so they are functions of A in the recorded graph and,
+    in forward mode, carry A's tangent through ``jvp``, which makes forward-over-reverse
+    (``jvp(grad(f))``, ``jacfwd(jacrev(f))``) right. Without it they are the saved values."""
+    A, *outputs = ctx.saved_tensors
+    if is_grad_enabled():
+        return function.apply(A, *options)
+    return outputs
+
+
 class LinalgEigh(Function):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices."""
     node_name = "LinalgEighBackward0"
@@ -130,7 +147,8 @@ class LinalgEigh(Function):
     def forward(ctx, A, uplo):
         values, vectors = np.linalg.eigh(A.detach().numpy(), UPLO=uplo)
         L, V = A.new_tensor(values), A.new_tensor(vectors)
-        ctx.save_for_backward(L, V)
+        ctx.save_for_backward(A, L, V)
+        ctx.uplo = uplo
         ctx.save_for_forward(L, V)
         return L, V
 
@@ -147,7 +165,7 @@ class LinalgEigh(Function):
 
     @staticmethod
     def backward(ctx, grad_values, grad_vectors):
-        L, V = ctx.saved_tensors
+        L, V = outputs_to_differentiate(LinalgEigh, ctx, ctx.uplo)
         VhgV = V.mT @ grad_vectors
         VhgV = (VhgV - VhgV.mT) * 0.5
         n = L.shape[-1]
@@ -181,7 +199,7 @@ class LinalgSvd(Function):
         u, s, vh = np.linalg.svd(A.detach().numpy(), full_matrices=full_matrices)
         U, S, Vh = A.new_tensor(u), A.new_tensor(s), A.new_tensor(vh)
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(U, S, Vh)
+        ctx.save_for_backward(A, U, S, Vh)
         ctx.save_for_forward(U, S, Vh)
         ctx.full_matrices = full_matrices
         return U, S, Vh
@@ -218,7 +236,7 @@ class LinalgSvd(Function):
 
     @staticmethod
     def backward(ctx, gU, gS, gVh):
-        U, S, Vh = ctx.saved_tensors
+        U, S, Vh = outputs_to_differentiate(LinalgSvd, ctx, ctx.full_matrices)
         k = S.shape[-1]
         U, Vh = U[..., :, :k], Vh[..., :k, :]
         gU = None if gU is None else gU[..., :, :k]
@@ -306,3 +324,98 @@ def lstsq(A, B, rcond=None, *, driver=None):
     else:
         residuals = A.new_zeros((0,))
     return LstsqResult(solution, residuals, rank, A.new_zeros((0,)))
+
+
+# ------------------------------------------------------------------ qr
+
+QR_MODES = ("reduced", "complete", "r")
+
+
+class LinalgQr(Function):
+    """``A = Q R``, Q with orthonormal columns, R upper triangular (LAPACK's Householder QR,
+    numpy's and PyTorch's, so the same signs)."""
+    node_name = "LinalgQrBackward0"
+
+    @staticmethod
+    def forward(ctx, A, mode):
+        a = A.detach().numpy()
+        if mode == "r":
+            q, r = np.zeros((0,), a.dtype), np.linalg.qr(a, mode="r")
+        else:
+            q, r = np.linalg.qr(a, mode=mode)
+        Q, R = A.new_tensor(q), A.new_tensor(r)
+        ctx.mode = mode
+        ctx.save_for_backward(A, Q, R)
+        ctx.save_for_forward(Q, R)
+        return Q, R
+
+    @staticmethod
+    def jvp(ctx, tangent, _):
+        """With C = Q^T dA R^-1 and its skew part Omega = tril(C, -1) - tril(C, -1)^T
+        (Q^T dQ, as Q^T Q = I): dR = (C - Omega) R and dQ = dA R^-1 - Q (C - Omega); for a
+        wide A = [X | Y], R = [U | V], the square QR of X, then dV = Q^T (dY - dQ V)."""
+        Q, R = ctx.saved_tensors
+        _differentiable(ctx.mode, Q, R)
+        m, n = Q.shape[-2], R.shape[-1]
+        U = R if m >= n else R[..., :, :m]
+        dX = tangent if m >= n else tangent[..., :, :m]
+        dX_Uinv = solve(U, dX, left=False)  # dX U^-1
+        C = Q.mT @ dX_Uinv
+        lower = tril(C, -1)
+        upper = C - (lower - lower.mT)  # C - Omega
+        dQ = dX_Uinv - Q @ upper
+        dR = upper @ U
+        if m < n:
+            dV = Q.mT @ (tangent[..., :, m:] - dQ @ R[..., :, m:])
+            dR = cat([dR, dV], -1)
+        return dQ, dR
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        Q, R = outputs_to_differentiate(LinalgQr, ctx, ctx.mode)
+        _differentiable(ctx.mode, Q, R)
+        return _qr_backward(gQ, gR, Q, R), None
+
+
+def _differentiable(mode, Q, R):
+    """PyTorch's refusals: mode 'r' computes no Q; a complete QR of a tall A leaves Q's
+    last columns undetermined."""
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when "
+                           "mode='r'. Please use linalg.qr(A, mode='reduced') if you are going to "
+                           "differentiate through linalg.qr.")
+    if mode == "complete" and Q.shape[-2] > R.shape[-1]:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
+                           "nrows > ncols.")
+
+
+def _qr_backward(gQ, gR, Q, R):
+    """PyTorch's ``linalg_qr_backward``. With M = gR R^T - Q^T gQ: for m >= n, gA = (gQ + Q
+    sym(M)) R^-T, sym(M) = triu(M) + triu(M)^T with the diagonal counted once; for m < n,
+    gA = [Q tril(M^T - M) U^-T | 0] + Q gR (U: R's first m columns)."""
+    m, n = Q.shape[-2], R.shape[-1]
+    M = gR @ R.mT - Q.mT @ gQ
+    if m >= n:
+        upper = triu(M)
+        sym = upper + upper.mT
+        sym = sym - sym * eye(n, dtype=sym.dtype) * 0.5
+        return solve(R.mT, Q @ sym + gQ, left=False)  # (...) R^-T
+    gA = Q @ tril(M.mT - M)
+    gA = solve(R[..., :, :m].mT, gA, left=False)  # (...) U^-T
+    gA = cat([gA, gA.new_zeros((*gA.shape[:-1], n - m))], -1)
+    return gA + Q @ gR
+
+
+def qr(A, mode="reduced"):
+    """``(Q, R)`` with ``A = Q @ R``: 'reduced' (Q m x k, R k x n, k = min(m, n)),
+    'complete' (Q m x m, R m x n), 'r' (R only; Q is empty and nothing is differentiable)."""
+    if mode not in QR_MODES:
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    if not A.is_floating_point():
+        raise RuntimeError(f"linalg.qr: Expected a floating point or complex tensor as input. "
+                           f"Got {dtypes.scalar_name(A._data.dtype)}: convert it first "
+                           "(A.float())")
+    return QrResult(*LinalgQr.apply(A, mode))

@@ -18,12 +18,15 @@ from ..ops import activations
 from ..ops.activations import hardswish  # noqa: F401  (F.hardswish)
 from ..ops.embedding import EmbeddingBackward0
 from .._tensor import wrap
+from ..graph import no_grad
 from ..random import numpy_rng
 from ._arguments import expect_tensor
 from ._norms import batch_norm, group_norm, layer_norm  # noqa: F401  (F.batch_norm, ...)
-from .conv import conv1d, conv2d, scalar_name  # noqa: F401  (F.conv1d, F.conv2d)
+from .conv import (conv1d, conv2d, conv_transpose1d, conv_transpose2d,  # noqa: F401
+                   scalar_name)
 from .pooling import (adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d,  # noqa: F401
                       avg_pool2d, max_pool1d, max_pool2d)
+from .upsampling import interpolate, upsample  # noqa: F401  (F.interpolate, F.upsample)
 from .loss_functions import (  # noqa: F401  (and F.MseLossBackward0, which chapter 7 shows)
     MseLossBackward0, binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy,
     huber_loss, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
@@ -34,7 +37,8 @@ __all__ = ["relu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax", "l
            "dropout2d", "one_hot",
            "gelu", "embedding", "batch_norm", "layer_norm", "group_norm",
            "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "hardswish"]
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "hardswish", "conv_transpose1d",
+           "conv_transpose2d", "interpolate", "upsample", "scaled_dot_product_attention"]
 
 
 def relu(input, inplace=False):
@@ -243,11 +247,48 @@ def _padding_row(padding_idx, rows):
     return padding_idx + rows if padding_idx < 0 else padding_idx
 
 
-def embedding(input, weight, padding_idx=None):
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
     """The rows of ``weight`` (num_embeddings, embedding_dim) that the integers in ``input``
     pick: a tensor of shape ``input.shape + (embedding_dim,)``. The row ``padding_idx``
     gets no gradient, so it stays what it is (zeros in nn.Embedding): the vector of the
-    padding that makes short sequences as long as the others."""
+    padding that makes short sequences as long as the others. ``max_norm``: each row looked
+    up whose ``norm_type``-norm is larger is first scaled down to that norm, in place (as
+    PyTorch's ``embedding_renorm_``); ``scale_grad_by_freq``: a row's gradient is divided by
+    how often its index occurs in ``input``."""
+    if sparse:
+        raise NotImplementedError("sparse=True: minigrad has no sparse gradients; use "
+                                  "sparse=False (the gradient is a dense tensor)")
+    if max_norm is not None:
+        _renorm_rows(input, weight, max_norm, norm_type)
+    out = _embedding(input, weight, padding_idx)
+    if scale_grad_by_freq and out.requires_grad:
+        indices = input._data
+        _, where, counts = np.unique(indices, return_inverse=True, return_counts=True)
+        scale = (1.0 / counts[where.reshape(indices.shape)]).astype(out._data.dtype)[..., None]
+        out.register_hook(lambda grad: grad * wrap(scale))
+    return out
+
+
+def _renorm_rows(input, weight, max_norm, norm_type):
+    """PyTorch's ``embedding_renorm_``: the rows ``input`` looks up, scaled in place (no
+    gradient) to norm ``max_norm`` where theirs is larger (by max_norm / (norm + 1e-7))."""
+    expect_tensor("embedding", "indices", 2, input)
+    rows = np.unique(input._data)
+    if rows.size == 0:
+        return
+    with no_grad():
+        table = weight._data
+        norms = np.linalg.norm(table[rows].astype(np.float64), ord=norm_type, axis=1)
+        big = norms > max_norm
+        if big.any():
+            factors = (max_norm / (norms[big] + 1e-7)).astype(table.dtype)
+            picked = wrap(rows[big])
+            weight[picked] = weight[picked] * wrap(factors[:, None])
+
+
+def _embedding(input, weight, padding_idx):
+    """``embedding`` without its options: the checks and the lookup."""
     expect_tensor("embedding", "indices", 2, input)
     if weight.ndim != 2:
         raise RuntimeError(f"'weight' must be 2-D: one row per index, got shape "
@@ -274,3 +315,5 @@ from .activations_more import (  # noqa: E402, F401  (F.elu, ...: nn.functional'
 from .activations_more import __all__ as _more_functions  # noqa: E402
 
 __all__ += _more_functions
+
+from .transformer import scaled_dot_product_attention  # noqa: E402, F401

@@ -1,5 +1,5 @@
-"""Lazy modules: ``LazyLinear``, ``LazyConv1d`` / ``2d`` and ``LazyBatchNorm1d`` / ``2d``, as
-in ``torch.nn``.
+"""Lazy modules: ``LazyLinear``, ``LazyConv1d`` / ``2d``, ``LazyConvTranspose1d`` / ``2d`` and
+``LazyBatchNorm1d`` / ``2d``, as in ``torch.nn``.
 
 A lazy layer is made without its input size (``nn.LazyLinear(256)``: no ``in_features``).
 Its parameters are ``UninitializedParameter``\\ s until the first call, which reads the size
@@ -25,7 +25,7 @@ from itertools import chain
 
 from .. import creation, dtypes
 from ..graph import no_grad
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .layers import Linear
 from .normalization import BatchNorm1d, BatchNorm2d
 from .parameter import UninitializedBuffer, UninitializedParameter, is_lazy
@@ -177,6 +177,48 @@ class LazyConv2d(LazyConvMixin, Conv2d):
     (N, C, H, W) or (C, H, W)."""
 
     cls_to_become = Conv2d
+
+
+class LazyConvTransposeMixin(LazyConvMixin):
+    """What ``LazyConvTranspose1d`` and ``2d`` share: PyTorch's argument order (output_padding
+    after padding, dilation after bias) and the weight (in_channels, out_channels / groups,
+    k...)."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding,
+                                 groups, False, dilation, padding_mode, device=device,
+                                 dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            self.weight.materialize((self.in_channels, self.out_channels // self.groups)
+                                    + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class LazyConvTranspose1d(LazyConvTransposeMixin, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` is the channel dimension of its first
+    input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(LazyConvTransposeMixin, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` is the channel dimension of its first
+    input."""
+
+    cls_to_become = ConvTranspose2d
 
 
 class LazyBatchNormMixin(LazyModuleMixin):

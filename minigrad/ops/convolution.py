@@ -167,16 +167,26 @@ class ConvolutionBackward0(Op):
     over the batch; d(b): the gradient summed over the batch and the positions.
     ``geometry``: (kernel, pads, stride, dilation), pairs. A 1-d convolution (``F.conv1d``:
     x (N, C, L), weight (O, C / groups, k)) is the 2-d one on planes of height 1, with a
-    geometry of height 1 too; its output and gradients keep the 1-d shapes."""
-    __slots__ = ("geometry", "groups")
+    geometry of height 1 too; its output and gradients keep the 1-d shapes.
 
-    def forward(self, x, weight, bias, geometry, groups):
-        self.geometry, self.groups = geometry, groups
+    ``transposed`` (the output's (H, W), or None): the transposed convolution
+    (``F.conv_transpose2d``, weight (C, O / groups, kh, kw); its geometry's pads are
+    (padding, padding - output_padding)), the backward of a convolution
+    with respect to its input, which PyTorch records under the same node: out =
+    col2im(W^T @ x) + b; d(x) = W @ im2col(g), d(W) = x @ im2col(g)^T, d(b) the sums of g."""
+    __slots__ = ("geometry", "groups", "transposed")
+
+    def forward(self, x, weight, bias, geometry, groups, transposed=None):
+        self.geometry, self.groups, self.transposed = geometry, groups, transposed
         if x.ndim == 3:
             self.save_for_backward(x, weight, None)
-            value = self.forward(x[:, :, None], weight[:, :, None], bias, geometry, groups)
+            value = self.forward(x[:, :, None], weight[:, :, None], bias, geometry, groups,
+                                 transposed)
             self.save_for_backward(x, weight, self.saved[2])
             return value[:, :, 0]
+        if transposed is not None:
+            self.save_for_backward(x, weight, None)
+            return self.forward_transposed(x, weight, bias)
         n, out_c = x.shape[0], weight.shape[0]
         out_h, out_w = out_size(x.shape[2:], *geometry)
         if x.shape[1] == 0:  # no input channels: PyTorch's output has none either
@@ -203,6 +213,8 @@ class ConvolutionBackward0(Op):
                                                    as_plane(weight), cols)
             return (None if grad_x is None else grad_x.reshape(*self.input_shape(0)),
                     None if grad_w is None else grad_w.reshape(*self.input_shape(1)), grad_b)
+        if self.transposed is not None:
+            return self.backward_transposed(grad, x, weight)
         if x.shape[1] == 0:  # no input channels: every gradient is zeros
             dtype = (grad if is_array(grad) else grad._data).dtype
             zeros = [np.zeros(self.input_shape(i), dtype) if needed else None
@@ -225,6 +237,54 @@ class ConvolutionBackward0(Op):
                 cols = unfold(x, self.geometry)
             c = cols.reshape(n, groups, cols.shape[1] // groups, out_h * out_w)
             grad_w = formulas.sum_over(g @ formulas.transpose_last(c), (0,)).reshape(
+                *weight.shape)
+        if needs_b:
+            grad_b = formulas.sum_over(grad, (0, 2, 3))
+        return grad_x, grad_w, grad_b
+
+    def transposed_geometry(self):
+        """The geometry of the convolution whose input-gradient this transposed one is, and
+        the rows and columns at the end of the output that no window reaches. Its pads are
+        (padding, padding - output_padding) per side; where that is negative, it is 0 and
+        the difference is the extra rows (columns) of zeros."""
+        kernel, pads, stride, dilation = self.geometry
+        clipped = tuple((top, max(bottom, 0)) for top, bottom in pads)
+        extra = tuple(max(-bottom, 0) for _, bottom in pads)
+        return (kernel, clipped, stride, dilation), extra
+
+    def forward_transposed(self, x, weight, bias):
+        """col2im of W^T @ x, per sample and group: each input position spreads its
+        channels, weighted by the kernel, over the window it stands for."""
+        groups, (n, in_c, h, w) = self.groups, x.shape
+        kh, kw = weight.shape[2:]
+        out_c = weight.shape[1] * groups
+        wg = weight.reshape(groups, in_c // groups, -1)  # (G, C / G, O / G * kh * kw)
+        xg = x.reshape(n, groups, in_c // groups, h * w)
+        cols = np.matmul(wg.transpose(0, 2, 1), xg).reshape(n, out_c * kh * kw, h * w)
+        geometry, extra = self.transposed_geometry()
+        core = tuple(n - e for n, e in zip(self.transposed, extra))
+        value = col2im(cols, core, *geometry)
+        if any(extra):  # rows and columns no window reaches (output_padding past padding)
+            value = constant_pad(value, (0, extra[1], 0, extra[0]), 0)
+        if bias is not None:
+            value = value + bias[:, None, None]
+        return np.ascontiguousarray(value, dtype=np.result_type(x, weight))
+
+    def backward_transposed(self, grad, x, weight):
+        groups = self.groups
+        n, in_c, h, w = x.shape
+        geometry, extra = self.transposed_geometry()
+        reached = padded(grad, (0, -extra[1], 0, -extra[0])) if any(extra) else grad
+        g_cols = unfold(reached, geometry)  # (N, O * kh * kw, H * W)
+        g = g_cols.reshape(n, groups, g_cols.shape[1] // groups, h * w)
+        needs_x, needs_w, needs_b = self.needs_input_grad
+        grad_x = grad_w = grad_b = None
+        if needs_x:
+            wg = weight.reshape(groups, in_c // groups, g.shape[2])
+            grad_x = (wg @ g).reshape(n, in_c, h, w)
+        if needs_w:
+            xg = x.reshape(n, groups, in_c // groups, h * w)
+            grad_w = formulas.sum_over(xg @ formulas.transpose_last(g), (0,)).reshape(
                 *weight.shape)
         if needs_b:
             grad_b = formulas.sum_over(grad, (0, 2, 3))

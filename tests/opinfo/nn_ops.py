@@ -2,7 +2,7 @@
 (``minigrad/ops/convolution.py``, ``pooling.py``, ``normalization.py``) and of the ops
 their backward becomes under create_graph. Corners: ties inside a max-pool window."""
 
-from . import grad_of, op
+from . import base, grad_of, op
 
 IMAGE = (2, 2, 5, 5)
 
@@ -61,3 +61,32 @@ op("NativeGroupNormBackward0", lambda lib, x: F(lib).group_norm(x, 3), args=((2,
 op("NativeBatchNormBackward0",
    lambda lib, x, w, b: F(lib).batch_norm(x, None, None, w, b, training=True),
    args=((3, 2, 2, 3), (2,), (2,)), tol={"float32": (1e-4, 1e-5)}, tag="batchnorm2d")
+op("ConvolutionBackward0",
+   lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+   args=(IMAGE, (2, 3, 3, 3), (3,)), tol={"float32": (1e-4, 1e-5)}, tag="transposed")
+op("ConvolutionBackward0",
+   lambda lib, x, w: F(lib).conv_transpose2d(x, w, stride=(1, 2), groups=2, dilation=2),
+   args=(IMAGE, (2, 2, 2, 3)), tol={"float32": (1e-4, 1e-5)}, tag="transposed_groups")
+op("ConvolutionBackward0",
+   lambda lib, x, w, b: F(lib).conv_transpose1d(x, w, b, stride=3, padding=1, output_padding=2),
+   args=((2, 4, 5), (4, 3, 3), (3,)), tol={"float32": (1e-4, 1e-5)}, tag="transposed1d")
+op("ConvolutionBackward0",
+   lambda lib, x, w, b: F(lib).conv_transpose2d(x, w, b, dilation=3, output_padding=(2, 1)),
+   args=(IMAGE, (2, 3, 2, 2), (3,)), tol={"float32": (1e-4, 1e-5)}, tag="transposed_extra")
+base("Resample", "the interpolations' shared class (ops/upsampling.py): each mode's node is a "
+     "subclass named as PyTorch's")
+op("UpsampleNearest2DBackward0", lambda lib, x: F(lib).interpolate(x, scale_factor=2),
+   args=(IMAGE,))
+op("UpsampleNearest1DBackward0", lambda lib, x: F(lib).interpolate(x, size=8), args=((2, 3, 5),))
+op("UpsampleNearestExact2DBackward0",
+   lambda lib, x: F(lib).interpolate(x, size=(3, 7), mode="nearest-exact"), args=(IMAGE,))
+op("UpsampleNearestExact1DBackward0",
+   lambda lib, x: F(lib).interpolate(x, scale_factor=1.5, mode="nearest-exact"),
+   args=((2, 3, 5),))
+op("UpsampleBilinear2DBackward0",
+   lambda lib, x: F(lib).interpolate(x, scale_factor=1.7, mode="bilinear"), args=(IMAGE,))
+op("UpsampleBilinear2DBackward0",
+   lambda lib, x: F(lib).interpolate(x, size=(3, 8), mode="bilinear", align_corners=True),
+   args=(IMAGE,), tag="align_corners")
+op("UpsampleLinear1DBackward0",
+   lambda lib, x: F(lib).interpolate(x, size=9, mode="linear"), args=((2, 3, 5),))
