@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .. import creation, dtypes
 from ..ops import linalg
 from ..ops.op import saving_versions_of
 from ..ops.shape import TBackward0
@@ -316,4 +317,27 @@ from .activations_more import __all__ as _more_functions  # noqa: E402
 
 __all__ += _more_functions
 
-from .transformer import scaled_dot_product_attention  # noqa: E402, F401
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V over the last two dims, scale 1/sqrt(E) by default;
+    ``attn_mask`` boolean (True: attend) or added; ``is_causal``: each position attends to
+    itself and the earlier ones."""
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                               "set when is_causal=True")
+        allowed = creation.ones(L, S, dtype=dtypes.bool_).tril()
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    elif attn_mask is not None:
+        if attn_mask.dtype == dtypes.bool_:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value

@@ -1,4 +1,4 @@
-"""Attention and the Transformer encoder, as in ``torch.nn``: ``F.scaled_dot_product_attention``,
+"""Attention and the Transformer encoder, as in ``torch.nn``:
 ``nn.MultiheadAttention`` (``F.multi_head_attention_forward``'s computation, its packed
 in-projection, masks and head-averaged weights), ``nn.TransformerEncoderLayer``,
 ``nn.TransformerEncoder`` and ``nn.Transformer.generate_square_subsequent_mask`` (the
@@ -21,7 +21,7 @@ from .module import Module
 from .normalization import LayerNorm
 from .parameter import Parameter
 
-__all__ = ["scaled_dot_product_attention", "MultiheadAttention", "TransformerEncoderLayer",
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer",
            "TransformerEncoder", "Transformer", "NonDynamicallyQuantizableLinear"]
 
 
@@ -40,31 +40,6 @@ def _as_additive(mask, dtype, name):
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
-    """softmax(Q K^T * scale + mask) V over the last two dims, scale 1/sqrt(E) by default;
-    ``attn_mask`` boolean (True: attend) or added; ``is_causal``: each position attends to
-    itself and the earlier ones."""
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * scale
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                               "set when is_causal=True")
-        allowed = creation.ones(L, S, dtype=dtypes.bool_).tril()
-        scores = scores.masked_fill(~allowed, float("-inf"))
-    elif attn_mask is not None:
-        if attn_mask.dtype == dtypes.bool_:
-            scores = scores.masked_fill(~attn_mask, float("-inf"))
-        else:
-            scores = scores + attn_mask
-    weights = F.softmax(scores, dim=-1)
-    if dropout_p > 0.0:
-        weights = F.dropout(weights, dropout_p, training=True)
-    return weights @ value
 
 
 class MultiheadAttention(Module):
