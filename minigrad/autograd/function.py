@@ -31,7 +31,7 @@ from ..graph import Node, check_saved_versions, is_grad_enabled, no_grad, saved_
 from .._tensor import Tensor, wrap
 from ..graph import gradient_node
 from ..ops.op import forward_mode, set_forward_mode
-from ..ops.tangents import set_tangent, tangent_of
+from ..ops.tangents import set_tangent, tangent_epoch, tangent_of
 
 __all__ = ["Function", "FunctionCtx", "FunctionOutput", "OutputGradients", "once_differentiable"]
 
@@ -94,8 +94,10 @@ class FunctionNode(Node):
     user's ``backward`` and unwraps what it returns."""
 
     # kept: graph.saved_version's entry for each saved tensor: checked before backward.
+    # output_tangents: output index -> its forward-mode tangent, with the level's epoch
+    # (forward mode only): a saved output rebuilt for a recorded backward carries it again.
     __slots__ = ("ctx", "function", "positions", "shapes", "tensors", "sources", "kept",
-                 "outputs", "single")
+                 "outputs", "single", "output_tangents")
     twice_differentiable = True
 
     def check_saved(self):
@@ -160,6 +162,14 @@ class FunctionNode(Node):
                 grads.append(g if recording else wrap(g))
         return grads
 
+    def _carry_tangent(self, output, j):
+        """Give a rebuilt output the tangent output ``j`` got in forward mode, while its
+        dual level is open: ``jvp(grad(f))`` through a Function that saves its output
+        differentiates backward's use of it (PyTorch's saved output keeps its tangent)."""
+        kept = self.output_tangents
+        if kept is not None and j in kept[1] and kept[0] == tangent_epoch():
+            set_tangent(output, kept[1][j])
+
     def _saved_with_history(self):
         """``ctx.saved_tensors`` for a recorded backward: inputs as themselves, an output
         rebuilt around its values with its node as grad_fn (no reference cycle: the node
@@ -173,7 +183,9 @@ class FunctionNode(Node):
                 result.append(wrap(item[0]))
             elif source < 0:  # output j, with the node its gradient goes to
                 j = _OUTPUT - source
-                result.append(wrap(item[0], self if self.single else FunctionOutput(self, j)))
+                output = wrap(item[0], self if self.single else FunctionOutput(self, j))
+                self._carry_tangent(output, j)
+                result.append(output)
             else:
                 result.append(self.tensors[source])
         return tuple(result)
@@ -313,6 +325,7 @@ class Function:
             node.shapes = [t._data.shape for t in tensors]
             node.tensors = tensors
             node.single = single
+            node.output_tangents = None
             node.outputs = [(o._data.shape, o._data.dtype) if isinstance(o, Tensor) else None
                             for o in outputs]
             node.sources = [_source(t, returned, tensors) for t in to_save]
@@ -349,7 +362,7 @@ def _apply_dual(cls, args):
     if len(results) != len(outs):
         raise RuntimeError(f"{cls.__name__}.jvp returned {len(results)} tangents, but forward "
                            f"returned {len(outs)} outputs: return one per output")
-    for out, tangent in zip(outs, results):
+    for j, (out, tangent) in enumerate(zip(outs, results)):
         if isinstance(out, Tensor) and isinstance(tangent, Tensor) \
                 and out._data.dtype.kind in "fc":
             if tuple(tangent.shape) != tuple(out.shape):
@@ -359,6 +372,10 @@ def _apply_dual(cls, args):
                     f"{list(out.shape)} while the given forward gradient is of size "
                     f"{list(tangent.shape)}.")
             set_tangent(out, tangent)
+            if ctx._node is not None:  # recorded: its backward may rebuild this output
+                if ctx._node.output_tangents is None:
+                    ctx._node.output_tangents = (tangent_epoch(), {})
+                ctx._node.output_tangents[1][j] = tangent
     return outputs
 
 

@@ -26,7 +26,7 @@ from .._tensor import Tensor, wrap
 from ..graph import GradMode, backward, enable_grad, gradient_node
 from . import formulas
 
-__all__ = ["LEVELS", "tangent_of", "set_tangent", "clear_tangents",
+__all__ = ["LEVELS", "tangent_of", "set_tangent", "clear_tangents", "tangent_epoch",
            "output_tangent", "rerun", "auto_linear", "auto_multilinear", "auto_element_wise",
            "reduction_jvp", "transposed_backward", "tangent_sum", "scaled", "constant",
            "spread", "zero_tangent", "jvp_name"]
@@ -35,6 +35,7 @@ __all__ = ["LEVELS", "tangent_of", "set_tangent", "clear_tangents",
 LEVELS = []
 
 _TANGENTS = {}  # id(tensor) -> (weak reference to the tensor, its tangent Tensor)
+_EPOCH = [0]    # how many levels have exited: a tangent kept outside the table is stale after
 
 
 def tangent_of(tensor):
@@ -61,6 +62,14 @@ def set_tangent(tensor, tangent):
 def clear_tangents():
     """Every tangent dropped: the level exits."""
     _TANGENTS.clear()
+    _EPOCH[0] += 1
+
+
+def tangent_epoch():
+    """A number that changes each time a dual level exits: a tangent kept with the epoch it
+    was made in (a custom Function's output, for its recorded backward) is valid while the
+    epoch is the same."""
+    return _EPOCH[0]
 
 
 # ----------------------------------------------------------------- computing a tangent
