@@ -21,7 +21,7 @@ import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-import fuzz_programs
+import fuzz_interpreter
 
 MODULES = ("test_fuzz_parity",)
 
@@ -50,7 +50,7 @@ def run(name, inner, strategies, seed_value, examples, found, counts):
         counts["programs"] += 1
         try:
             inner(**kwargs)
-        except fuzz_programs.Discrepancy as error:
+        except fuzz_interpreter.Discrepancy as error:
             key = (name,) + tuple(map(str, error.signature))
             if key not in found:
                 found[key] = str(error)
