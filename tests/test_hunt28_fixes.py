@@ -215,3 +215,23 @@ def test_var_and_std_gradients_with_no_degrees_of_freedom_left(data):
                 return y.detach(), x.grad
             with pytest.warns(UserWarning):
                 check(run, f"{name} correction={correction}")
+
+
+# ------------------------------------------------------------------ int / int
+
+INTS = ["bool", "uint8", "int32", "int64"]
+
+
+def test_true_division_of_integer_tensors_casts_each_from_its_own_dtype():
+    """int64 -2 (0-dim) / a uint8 tensor: the common dtype is uint8, but PyTorch casts
+    each operand to float32 from its own dtype (-2.0, not 254.0)."""
+    for left in INTS:
+        for right in INTS:
+            for shapes in [((), (3,)), ((3,), ()), ((3,), (3,)), ((), ())]:
+                def run(lib):
+                    a = lib.tensor(-2 if left in ("int32", "int64") else 1,
+                                   dtype=getattr(lib, left)).expand(shapes[0])
+                    b = lib.tensor(200 if right == "uint8" else -3 if right != "bool" else True,
+                                   dtype=getattr(lib, right)).expand(shapes[1])
+                    return a / b, b / a
+                check(run, f"{left}{shapes[0]} / {right}{shapes[1]}")
