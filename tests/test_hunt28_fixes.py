@@ -235,3 +235,17 @@ def test_true_division_of_integer_tensors_casts_each_from_its_own_dtype():
                                    dtype=getattr(lib, right)).expand(shapes[1])
                     return a / b, b / a
                 check(run, f"{left}{shapes[0]} / {right}{shapes[1]}")
+
+
+# ------------------------------------------------------------------ a window of padding only
+
+def test_max_pool_with_a_window_of_padding_only():
+    """max_pool1d(x of length 1, 2, None, 1, 2, True): the one window sees padding only.
+    The forward is PyTorch's (-inf); PyTorch's backward there writes outside its gradient's
+    memory (the process dies), so the gradient is checked alone: no input element was
+    picked, every gradient is 0."""
+    check(lambda lib: lib.nn.functional.max_pool1d(
+        lib.tensor([[[0.1], [1.0], [-0.0]]], dtype=lib.float64), 2, None, 1, 2, True))
+    x = mg.tensor([[[0.1], [1.0], [-0.0]]], dtype=mg.float64, requires_grad=True)
+    mg.nn.functional.max_pool1d(x, 2, None, 1, 2, True).sum().backward()
+    assert x.grad.tolist() == [[[0.0], [0.0], [0.0]]]
