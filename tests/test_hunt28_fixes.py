@@ -249,3 +249,37 @@ def test_max_pool_with_a_window_of_padding_only():
     x = mg.tensor([[[0.1], [1.0], [-0.0]]], dtype=mg.float64, requires_grad=True)
     mg.nn.functional.max_pool1d(x, 2, None, 1, 2, True).sum().backward()
     assert x.grad.tolist() == [[[0.0], [0.0], [0.0]]]
+
+
+# ------------------------------------------------------------------ pooling and norms
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int32", "int64", "float64"])
+def test_average_pooling_takes_floats_and_int64_only(dtype):
+    for name in ("avg_pool1d", "avg_pool2d"):
+        check(lambda lib: getattr(lib.nn.functional, name)(
+            lib.ones(1, 2, 4, dtype=getattr(lib, dtype)), 2), f"{name} {dtype}")
+
+
+NORM_INPUT = [[[[2.0, -3.0], [2.0, -1.0]], [[-2.0, -2.25], [0.01, -3.8]]]]
+
+
+@pytest.mark.parametrize("weight", [[-INF, INF], [-1.75, 1.9], [0.0, 1.0]])
+@pytest.mark.parametrize("bias", [None, [0.0, 0.0], [1.0, -1.0]])
+def test_norms_compute_as_pytorch_with_infinite_or_zero_weights(weight, bias):
+    """group norm and batch norm are x * alpha + beta per channel (an infinite weight gives
+    PyTorch's nan), layer norm xhat * weight + bias; a missing bias is a bias of 0 (a -0.0
+    product becomes +0.0, which ``2.0 // y`` tells apart)."""
+    def args(lib):
+        return (lib.tensor(weight, dtype=lib.float64),
+                None if bias is None else lib.tensor(bias, dtype=lib.float64))
+
+    def x(lib):
+        return lib.tensor(NORM_INPUT, dtype=lib.float64)
+
+    check(lambda lib: lib.nn.functional.group_norm(x(lib), 1, *args(lib)), "group_norm")
+    check(lambda lib: lib.nn.functional.batch_norm(x(lib), None, None, *args(lib), True),
+          "batch_norm")
+    check(lambda lib: lib.nn.functional.layer_norm(x(lib).permute(0, 2, 3, 1), (2,),
+                                                   *args(lib)), "layer_norm")
+    check(lambda lib: 2.0 // lib.nn.functional.layer_norm(
+        lib.tensor([[1.2, 1.2]], dtype=lib.float64), (2,), *args(lib)), "layer_norm of equals")
