@@ -14,7 +14,8 @@ from .ops import inplace as d
 from .ops import indexing
 from .ops.op import forward_mode, saving_versions_of
 from .graph import GradMode
-from .tensor_rules import NUMBER_TYPES, number_as, one_dim
+from .tensor_rules import (NUMBER_TYPES, number_as, one_dim,
+                           overlaps_itself, writable)
 
 from ._tensor import Tensor
 from .graph import gradient_node
@@ -258,6 +259,10 @@ def _index_tensors(key):
     return [k for k in items if isinstance(k, Tensor)]
 
 
+EXPANDED_WRITE = ("a write into an expanded tensor cannot be recorded by minigrad when the "
+                  "value requires grad: write into a copy (x = x.clone(); x[...] = value)")
+
+
 def _assigned(tensor, key, value):
     """A copy of ``tensor`` with ``copy[key] = value`` done (and recorded)."""
     out = tensor.clone()
@@ -323,8 +328,13 @@ class IndexingMethods:
                     f"Index put requires the source and destination dtypes match, got "
                     f"{self.dtype} for the destination and {t.dtype} for the source (convert "
                     f"the value first: value.to({self.dtype}))")
+        # (an expanded tensor: PyTorch checks the part written for overlap, not the whole)
+        part_alone = (not a.flags.writeable and advanced is None
+                      and not overlaps_itself(_indexed(a, index, None)))
         try:
-            recorded = self._check_inplace(t)
+            recorded = self._check_inplace(t, overlapping=part_alone)
+            if recorded and part_alone:  # (PyTorch records it: AsStridedBackward0)
+                raise RuntimeError(EXPANDED_WRITE)
         except RuntimeError:
             if index is not None:  # PyTorch applies ints (and slices) first: their IndexError
                 a[index]
@@ -342,7 +352,7 @@ class IndexingMethods:
                               index if advanced is not None else None, _index_tensors(key))
         try:
             if advanced is None:
-                a[index] = v
+                (writable(a) if part_alone else a)[index] = v
             else:
                 (a if index is None else a[index])[advanced] = v
         except IndexError as error:

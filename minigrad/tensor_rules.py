@@ -104,6 +104,19 @@ def writable(a):
         raise RuntimeError(OVERLAPPING_WRITE) from None
 
 
+def overlaps_itself(a):
+    """Do two elements of ``a`` share memory (an expanded array, an overlapping as_strided
+    view)? PyTorch refuses to write into such a tensor, and allows it into a part of an
+    expanded tensor that does not overlap (``x.expand(2, 3)[0] = v`` writes the one row)."""
+    if a.flags.writeable or a.size < 2:
+        return False
+    offsets = np.zeros(a.shape, dtype=np.int64)
+    for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
+        offsets += (np.arange(n, dtype=np.int64) * stride).reshape(
+            (n,) + (1,) * (a.ndim - axis - 1))
+    return np.unique(offsets).size != a.size
+
+
 def with_numbers(a, *numbers):
     """``a`` in the dtype PyTorch gives ``a`` combined with Python numbers (``None`` is no
     number): a float makes an integer or bool array float32, an int makes a bool one int64."""

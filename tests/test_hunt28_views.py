@@ -221,3 +221,24 @@ def test_tensor_methods_refuse_out_like_pytorchs(name):
             *args, out=lib.zeros(2, 2)), mg), TypeError)
     assert_same(outcome(lambda lib: getattr(lib.full((2, 2), 0.5), name)(*args), mg),
                 outcome(lambda lib: getattr(lib.full((2, 2), 0.5), name)(*args), torch))
+
+
+# ------------------------------------------------------------------ writing into an expansion
+
+@pytest.mark.parametrize("key", [-1, 0, (slice(None), 0), (0, 1), Ellipsis, (0, slice(0, 2))])
+@pytest.mark.parametrize("value", ["tensor", "number"])
+def test_writing_into_a_part_of_an_expanded_tensor(key, value):
+    """PyTorch checks the part written for overlap: a row of ``x.expand(2, 3)`` may be
+    written (the other row, which shares the memory, shows it too), a column may not."""
+    def run(lib):
+        x = lib.tensor([-0.5, -3.25, 2.0], dtype=lib.float64).expand(2, 3)
+        x[key] = lib.tensor([-0.75, -1.75, 1e-5], dtype=lib.float64) if value == "tensor" \
+            else 1.5
+        return x, x._version
+    check(run, f"x[{key!r}] = {value}", words=False)
+
+
+def test_a_value_that_requires_grad_written_into_an_expansion_is_refused_by_name():
+    x = mg.tensor([1.0, 2.0]).expand(2, 2)
+    with pytest.raises(RuntimeError, match="expanded tensor cannot be recorded"):
+        x[0] = mg.tensor([3.0, 4.0], requires_grad=True)
