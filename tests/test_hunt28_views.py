@@ -242,3 +242,23 @@ def test_a_value_that_requires_grad_written_into_an_expansion_is_refused_by_name
     x = mg.tensor([1.0, 2.0]).expand(2, 2)
     with pytest.raises(RuntimeError, match="expanded tensor cannot be recorded"):
         x[0] = mg.tensor([3.0, 4.0], requires_grad=True)
+
+
+@pytest.mark.parametrize("which", range(8))
+@pytest.mark.parametrize("assign", [False, True])
+def test_an_integer_after_an_ellipsis_out_of_range_before_a_backward_slice(which, assign):
+    """PyTorch applies the items of a key one at a time, the dims after an Ellipsis counted
+    from the end: the integer out of range is its error (an IndexError naming the item's
+    place in the key), before the backward slice's ValueError."""
+    def run(lib):
+        back = slice(None, None, -1)
+        key = [(..., lib.tensor(3), lib.tensor([2]), None, slice(2, 1, -1)), (..., 5, back),
+               (0, ..., 3, back), (..., lib.tensor(1), back), (None, ..., 7, None, back),
+               (..., lib.tensor([True, False, True]), back), (..., 1, 1, back),
+               (1, ..., 2, 5, back)][which]
+        x = lib.zeros(3, 3, 3, 2)
+        if assign:
+            x[key] = -1
+            return x
+        return x[key]
+    check(run, str(which))
