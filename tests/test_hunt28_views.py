@@ -262,3 +262,10 @@ def test_an_integer_after_an_ellipsis_out_of_range_before_a_backward_slice(which
             return x
         return x[key]
     check(run, str(which))
+
+
+def test_as_strided_of_an_expanded_or_overlapping_view_reads_the_memory_there_is():
+    check(lambda lib: lib.arange(6.0).as_strided((3, 2), (1, 0)).as_strided((6,), (1,)))
+    check(lambda lib: lib.arange(3.0).expand(2, 3).as_strided((3,), (1,)))
+    check(lambda lib: lib.arange(3.0).expand(2, 3).as_strided((4,), (1,)))  # out of bounds
+    check(lambda lib: lib.arange(6.0).as_strided((2, 2), (1, 1), 2).as_strided((3,), (1,)))

@@ -170,10 +170,16 @@ def placed(grad, shape, key):
 
 
 def _memory_of(a):
-    """The array whose memory ``a`` views (``a`` itself if it owns it): PyTorch's storage."""
-    while isinstance(a.base, _ndarray) and a.base.dtype == a.dtype:
-        a = a.base
-    return a
+    """The array whose memory ``a`` views (``a`` itself if it owns it): PyTorch's storage.
+    The chain of bases is followed through what is no array (numpy's as_strided puts one
+    in it), so that an expanded or overlapping ``a`` never stands for more memory than
+    there is."""
+    owner, base = a, a.base
+    while base is not None:
+        if isinstance(base, _ndarray) and base.dtype == a.dtype:
+            owner = base
+        base = getattr(base, "base", None)
+    return owner
 
 
 def _storage_positions(a, memory, size, stride, offset=None):
