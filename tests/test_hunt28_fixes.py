@@ -283,3 +283,17 @@ def test_norms_compute_as_pytorch_with_infinite_or_zero_weights(weight, bias):
                                                    *args(lib)), "layer_norm")
     check(lambda lib: 2.0 // lib.nn.functional.layer_norm(
         lib.tensor([[1.2, 1.2]], dtype=lib.float64), (2,), *args(lib)), "layer_norm of equals")
+
+
+@pytest.mark.parametrize("exponent", [False, True, 0, 0.0, 1, 2])
+def test_pow_gradient_with_a_bool_exponent(exponent):
+    """x ** False: PyTorch's backward takes the general way, 0 * x^-1 (nan at 0, -0.0 where
+    x < 0), where x ** 0 gives zeros."""
+    for dtype in ("float32", "float64"):
+        def run(lib):
+            x = lib.tensor([0.0, -0.0, 2.0, -1.5, INF, NAN], dtype=getattr(lib, dtype),
+                           requires_grad=True)
+            y = x ** exponent
+            y.backward(lib.full((6,), 3.0, dtype=getattr(lib, dtype)))
+            return y.detach(), x.grad
+        check(run, f"x ** {exponent!r} ({dtype})")

@@ -318,8 +318,8 @@ class PowBackward0(Op):
 
     def backward(self, grad, a):
         e = self.exponent
-        if e == 0:
-            return _zeros_like(a)
+        if e == 0 and e is not False:  # (PyTorch: x ** False goes the general way, 0 * x^-1,
+            return _zeros_like(a)      # nan at x = 0)
         if e == 2:
             return grad * (2 * a)  # the same numbers as a ** 1, without the call
         # power, not **, on arrays: the special cases of the forward (a ** 0.5 needs -0.5)
