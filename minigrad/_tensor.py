@@ -27,6 +27,14 @@ _new = object.__new__
 _ndarray = np.ndarray
 
 
+def _no_grad_view_of_grad(t):
+    """Is ``t`` a view made in no_grad mode of a tensor that requires grad? It requires grad
+    (as in PyTorch: ``ops.op.note_view``), but is no leaf of its own: PyTorch sends the
+    gradient that reaches it nowhere (its ``.grad`` stays None)."""
+    view = getattr(t, "_view", None)
+    return type(view) is tuple and view[1] is None and view[0]._requires_grad
+
+
 def wrap(data, grad_fn=None):
     """A new Tensor around ``data`` (an ndarray), without copying: the fast constructor.
 
@@ -295,6 +303,8 @@ class Tensor:
         if grad.shape != self._data.shape:
             grad = self._broadcast_grad(grad)
         if self._grad is None:  # the first gradient becomes .grad
+            if _no_grad_view_of_grad(self):
+                return  # PyTorch gives such a view no AccumulateGrad: the gradient ends here
             self._grad = wrap(self._new_grad(grad, owned))
         elif self._grad.shape == grad.shape:  # every later one is added to it, in place
             self._grad._data += grad
@@ -318,6 +328,8 @@ class Tensor:
         if grad.dtype != self.dtype:
             grad = grad.to(self.dtype)
         if self._grad is None:
+            if _no_grad_view_of_grad(self):
+                return
             self._grad = wrap(np.empty_like(self._data, order="C")).copy_(grad)
         elif self._grad.shape == grad.shape:
             self._grad = self._grad + grad

@@ -53,13 +53,15 @@ def install(target, method_classes):
 
 def install_functions(target, modules):
     """Each name in a module's ``METHODS``: its function, as a method (``x.floor()`` runs
-    ``floor(x)``); refuse a name that is already there."""
+    ``floor(x)``), without the ``out=`` keyword the function may take (PyTorch's methods
+    refuse it: ``x.floor(out=y)`` is a TypeError); refuse a name that is already there."""
     for module in modules:
         for name in module.METHODS:
             if name in vars(target):
                 raise TypeError(f"{target.__name__}.{name} is defined twice: in "
                                 f"{module.__name__}.METHODS and before it")
-            setattr(target, name, getattr(module, name))
+            function = getattr(module, name)
+            setattr(target, name, getattr(function, "without_out", function))
 
 
 install(Tensor, METHOD_CLASSES)

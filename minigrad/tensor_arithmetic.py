@@ -92,10 +92,11 @@ class ArithmeticMethods:
 
     def __truediv__(self, other):
         a, b, t = self._operands(other)
-        if a.dtype.kind in "biu":  # int / int is float32 in PyTorch (numpy says float64)
-            a = a.astype(dtypes.DEFAULT_FLOAT)
+        if a.dtype.kind in "biu":  # int / int is float32 in PyTorch (numpy says float64),
+            # each operand cast from its own dtype (int64 -2 / a uint8 tensor is -2.0 / x)
+            a = self._data.astype(dtypes.DEFAULT_FLOAT)
             if isinstance(b, np.ndarray):
-                b = b.astype(dtypes.DEFAULT_FLOAT)
+                b = t._data.astype(dtypes.DEFAULT_FLOAT)
             elif t is None:
                 b = other  # the number itself: no wrap-around to the int dtype (x / -1)
         try:

@@ -14,7 +14,8 @@ from .ops import inplace as d
 from .ops import indexing
 from .ops.op import forward_mode, saving_versions_of
 from .graph import GradMode
-from .tensor_rules import NUMBER_TYPES, number_as, one_dim
+from .tensor_rules import (NUMBER_TYPES, number_as, one_dim,
+                           overlaps_itself, writable)
 
 from ._tensor import Tensor
 from .graph import gradient_node
@@ -48,13 +49,17 @@ def _check_step(step):
                          "slice step cannot be zero")
 
 
-def _check_ints_before(items, shape):
+def _check_ints_before(items, shape, key_items=()):
     """PyTorch applies an index one dimension at a time: an integer out of range before a
-    backward slice (``x[5, ::-1]``) is the error it reports first."""
+    backward slice (``x[5, ::-1]``) is the error it reports first. After an Ellipsis the
+    dims are counted from the end (the items of the whole key, ``key_items``, say how
+    many the Ellipsis covers)."""
     dim = shown = 0  # the dim of the tensor; the one PyTorch names (its place in the key)
-    for k in items:
+    for i, k in enumerate(items):
         if k is Ellipsis:
-            return  # (the dims after it are counted from the end: no check here)
+            after = sum(_dims_taken(item) for item in key_items[i + 1:])
+            dim, shown = dim + max(len(shape) - dim - after, 0), shown + 1  # (its place)
+            continue
         if k is None:
             shown += 1
             continue
@@ -65,6 +70,16 @@ def _check_ints_before(items, shape):
                              f"{shape[dim]}")
         dim += 1
         shown += 1
+
+
+def _dims_taken(item):
+    """How many dims of the tensor an index item consumes (a bool mask: its own)."""
+    if item is None or item is Ellipsis:
+        return 0
+    array = item._data if isinstance(item, Tensor) else item
+    if isinstance(array, np.ndarray) and array.dtype == np.bool_:
+        return max(array.ndim, 1)
+    return 1
 
 
 def _sequence_as_tuple(seq):
@@ -211,7 +226,7 @@ def _to_index(key, array):
             kind = type(k)
             if kind is slice:
                 if k.step is not None and k.step <= 0:
-                    _check_ints_before(key[:i], array.shape)
+                    _check_ints_before(key[:i], array.shape, key)
                     _check_step(k.step)
             elif kind is not int and k is not None and k is not Ellipsis:
                 break
@@ -225,7 +240,7 @@ def _to_index(key, array):
         items = (key,)
     for i, k in enumerate(items):  # (an integer before a backward slice reports first)
         if type(k) is slice and k.step is not None and k.step <= 0:
-            _check_ints_before(items[:i], array.shape)
+            _check_ints_before(items[:i], array.shape, items)
             break
     parts = tuple(_index_part(k) for k in items)
     if not any(isinstance(p, np.ndarray) for p in parts):
@@ -256,6 +271,10 @@ def _index_tensors(key):
     when their arrays were saved."""
     items = key if type(key) in (tuple, list) else (key,)
     return [k for k in items if isinstance(k, Tensor)]
+
+
+EXPANDED_WRITE = ("a write into an expanded tensor cannot be recorded by minigrad when the "
+                  "value requires grad: write into a copy (x = x.clone(); x[...] = value)")
 
 
 def _assigned(tensor, key, value):
@@ -323,8 +342,13 @@ class IndexingMethods:
                     f"Index put requires the source and destination dtypes match, got "
                     f"{self.dtype} for the destination and {t.dtype} for the source (convert "
                     f"the value first: value.to({self.dtype}))")
+        # (an expanded tensor: PyTorch checks the part written for overlap, not the whole)
+        part_alone = (not a.flags.writeable and advanced is None
+                      and not overlaps_itself(_indexed(a, index, None)))
         try:
-            recorded = self._check_inplace(t)
+            recorded = self._check_inplace(t, overlapping=part_alone)
+            if recorded and part_alone:  # (PyTorch records it: AsStridedBackward0)
+                raise RuntimeError(EXPANDED_WRITE)
         except RuntimeError:
             if index is not None:  # PyTorch applies ints (and slices) first: their IndexError
                 a[index]
@@ -342,7 +366,7 @@ class IndexingMethods:
                               index if advanced is not None else None, _index_tensors(key))
         try:
             if advanced is None:
-                a[index] = v
+                (writable(a) if part_alone else a)[index] = v
             else:
                 (a if index is None else a[index])[advanced] = v
         except IndexError as error:

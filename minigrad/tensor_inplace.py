@@ -21,6 +21,7 @@ import numpy as np
 from .ops import inplace as d
 from .graph import GradMode, saved_output_is
 from .ops.op import live_views
+from .ops.selection import clamped
 from ._tensor import tensor_from
 from .tensor_indexing import edges_of
 from .tensor_rules import (bool_subtraction_error, broadcast_error, can_hold, cannot_hold,
@@ -142,14 +143,15 @@ class InPlaceMethods:
         a leaf that requires grad (nothing changes, and the error says what to do) and for
         the views whose change PyTorch refuses to record (see ``_view_root``)."""
         t = other if isinstance(other, Tensor) else None
+        recorded = needs_grad(self, t) and self._data.dtype.kind in "fc"
+        if recorded and getattr(self, "_view", None) is not None:
+            _view_root(self)  # (autograd's refusals come first, as in PyTorch)
         if not (overlapping or self._data.flags.writeable):
             raise RuntimeError(OVERLAPPING_WRITE)
-        if not needs_grad(self, t) or self._data.dtype.kind not in "fc":
+        if not recorded:
             # (an integer or bool tensor cannot require grad.) In forward mode, a tangent
             # to update takes _record_in_place's path too: it has the op out of place.
             return bool(LEVELS) and forward_mode() and _carries_tangent((self, t))
-        if getattr(self, "_view", None) is not None:
-            _view_root(self)
         if self._grad_fn is None and self._requires_grad:
             raise RuntimeError(LEAF_INPLACE)
         return True
@@ -415,7 +417,7 @@ class InPlaceMethods:
             return self._record_in_place(lambda before: before.clamp(low, high))
         if self._data.dtype.kind in "iu":
             low, high = int_bounds(low, high, self._data.dtype)
-        np.clip(self._data, low, high, out=self._data)
+        np.copyto(self._data, clamped(self._data, low, high))
         self._bump_version()
         return self
 

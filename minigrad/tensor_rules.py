@@ -92,9 +92,9 @@ def writable(a):
     allows on an expanded tensor (every position gets the same value, so overlap is fine)."""
     if a.flags.writeable:
         return a
-    base = a.base
-    while base is not None and not base.flags.writeable:
-        base = base.base
+    base = a.base  # (numpy's as_strided puts an object that is no array in the chain)
+    while base is not None and not (isinstance(base, np.ndarray) and base.flags.writeable):
+        base = getattr(base, "base", None)
     if base is None:
         raise RuntimeError(OVERLAPPING_WRITE)
     offset = a.__array_interface__["data"][0] - base.__array_interface__["data"][0]
@@ -102,6 +102,19 @@ def writable(a):
         return np.ndarray(a.shape, a.dtype, buffer=base, offset=offset, strides=a.strides)
     except (TypeError, ValueError):  # a base that is not contiguous has no buffer to share
         raise RuntimeError(OVERLAPPING_WRITE) from None
+
+
+def overlaps_itself(a):
+    """Do two elements of ``a`` share memory (an expanded array, an overlapping as_strided
+    view)? PyTorch refuses to write into such a tensor, and allows it into a part of an
+    expanded tensor that does not overlap (``x.expand(2, 3)[0] = v`` writes the one row)."""
+    if a.flags.writeable or a.size < 2:
+        return False
+    offsets = np.zeros(a.shape, dtype=np.int64)
+    for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
+        offsets += (np.arange(n, dtype=np.int64) * stride).reshape(
+            (n,) + (1,) * (a.ndim - axis - 1))
+    return np.unique(offsets).size != a.size
 
 
 def with_numbers(a, *numbers):
@@ -202,6 +215,20 @@ def one_dim(op, dim, hint=""):
     return int(dim)
 
 
+def dims_in_order(input, dim):
+    """``input._dims(dim)``, with the dims checked one after the other (each in range, none
+    repeated) as PyTorch's var, std, norm, squeeze and flip check them: for (1, 1, 5) on a
+    3-dim tensor the repeated 1 is the complaint (RuntimeError). sum, mean, amax and the
+    other reductions check every range first (IndexError for the 5): ``_dims``' order."""
+    seen = []
+    for d in ((dim,) if isinstance(dim, numbers.Integral) else dim):
+        axis = input._dim(d)
+        if axis in seen:
+            raise RuntimeError(f"dim {axis} appears multiple times in the list of dims")
+        seen.append(axis)
+    return input._dims(dim)
+
+
 def check_tensor(name, value, argument="input", position=1):
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
@@ -270,7 +297,9 @@ def takes_out(function=None, *, dtype="same_kind"):
     """``function`` with PyTorch's ``out=`` keyword (``torch.exp(x, out=buf)``): the result
     is written into ``out`` by ``write_out`` (its rules and errors; ``dtype``: the op's rule
     for out's dtype, see there), and ``out`` returned. Without ``out`` the function runs as
-    it is. ``@takes_out`` or ``@takes_out(dtype="same")``."""
+    it is. ``@takes_out`` or ``@takes_out(dtype="same")``. The function without ``out=`` is
+    its ``without_out``: what ``minigrad.methods`` makes the Tensor method, since PyTorch's
+    methods refuse ``out=`` (``x.exp(out=y)`` is a TypeError)."""
     if function is None:
         return functools.partial(takes_out, dtype=dtype)
     name = function.__name__
@@ -293,4 +322,5 @@ def takes_out(function=None, *, dtype="same_kind"):
     # (not functools.wraps: the function with out= is the op's public function itself)
     for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
         setattr(with_out, attribute, getattr(function, attribute))
+    with_out.without_out = function  # the Tensor method: PyTorch's methods take no out=
     return with_out

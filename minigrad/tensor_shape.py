@@ -15,6 +15,7 @@ from .ops import pointwise
 from .ops.op import multi_output_views
 from .ops import shape as ops_shape
 from .tensor_device import shape_args
+from .tensor_rules import dims_in_order
 
 from ._tensor import Tensor
 from .ops import indexing
@@ -106,7 +107,7 @@ class ShapeMethods:
         if dim is None:
             return ops_shape.SqueezeBackward0.run((self,), a)
         # squeeze(()) squeezes nothing (for _dims, no dims means every dim)
-        given = self._dims(dim) if isinstance(dim, int) or len(dim) else ()
+        given = dims_in_order(self, dim) if isinstance(dim, int) or len(dim) else ()
         dims = [x for x in given if a.ndim and a.shape[x] == 1]
         return ops_shape.SqueezeBackward1.run((self,), a, dims=tuple(dims))
 
@@ -153,9 +154,12 @@ class ShapeMethods:
                                f"match the length of the desired ordering of dimensions i.e. "
                                f"input.dim() = {self._data.ndim} is not equal to len(dims) = "
                                f"{len(dims)}")
-        dims = tuple(self._dim(x) for x in dims)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
+        axes = []
+        for x in dims:  # in order, as PyTorch: (1, 1, 5) is a repeat before it is out of range
+            axes.append(self._dim(x))
+            if axes[-1] in axes[:-1]:
+                raise RuntimeError(f"permute(): duplicate dims are not allowed (got {list(dims)})")
+        dims = tuple(axes)
         return ops_shape.PermuteBackward0.run((self,), self._data, dims=dims)
 
     def transpose(self, dim0, dim1):

@@ -7,7 +7,9 @@ at the end, how many programs ran and each signature with its count and first pr
     cd tests && nice -n 19 python fuzz_hunt.py --programs 100000 --seeds 0:1000 [--only NAME]
 
 Seeds are a range: each (test, seed) pair runs ``--programs / (tests * seeds)`` programs with
-``hypothesis.seed(seed)`` (no shrinking: the first failing program is kept as drawn).
+``hypothesis.seed(seed)`` (no shrinking: the first failing program is kept as drawn). After
+each seed a ``counts:`` line gives the count of every signature so far, so a run that is
+stopped, or dies (PyTorch's native crashes kill the process), loses nothing.
 """
 
 import argparse
@@ -21,7 +23,7 @@ import torch
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-import fuzz_programs
+import fuzz_interpreter
 
 MODULES = ("test_fuzz_parity",)
 
@@ -50,7 +52,7 @@ def run(name, inner, strategies, seed_value, examples, found, counts):
         counts["programs"] += 1
         try:
             inner(**kwargs)
-        except fuzz_programs.Discrepancy as error:
+        except fuzz_interpreter.Discrepancy as error:
             key = (name,) + tuple(map(str, error.signature))
             if key not in found:
                 found[key] = str(error)
@@ -85,6 +87,8 @@ def main():
             run(name, inner, strategies, seed_value, per_run, found, counts)
         print(f"seed {seed_value}: {counts['programs']} programs, {len(found)} signatures, "
               f"{time.time() - start:.0f} s", flush=True)
+        # the counts so far, so that a run stopped (or killed by a crash) loses nothing
+        print(f"counts: {[(counts[key], key) for key in found]}", flush=True)
     print(f"\n{counts['programs']} programs, {len(found)} kinds of difference")
     for key, text in found.items():
         print(f"\n== {counts[key]} x {key}\n{text}")

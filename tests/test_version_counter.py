@@ -249,7 +249,7 @@ def test_a_view_op_shares_its_input_s_counter():
     v = FlipViewBackward0.run((h,))
     with mg.no_grad():
         u = FlipViewBackward0.run((h,))
-    u.add_(1)
+        u.add_(1)  # (with grad mode on, refused: u requires grad as h does, as in PyTorch)
     assert h._version == v._version == u._version == 1
     (v * 2).sum().backward(retain_graph=True)
     assert x.grad.tolist() == [2.0, 2.0, 2.0]

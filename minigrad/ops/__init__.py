@@ -22,7 +22,8 @@ attaches them). The families:
 * ``selection.py``: ops that pick one input per element: ``maximum``, ``minimum``,
   ``clamp``, ``masked_fill``, ``where``;
 * ``reductions.py``: ``sum`` and the other ops that reduce many elements to fewer,
-  ``cumprod``, ``std_mean``;
+  ``cumprod``;
+* ``moments.py``: ``var``, ``std``, ``var_mean``, ``std_mean``;
 * ``histograms.py``: ``histc``, ``histogram`` (counting: no gradient);
 * ``softmax.py``: ``softmax``, ``log_softmax``, ``logsumexp``;
 * ``sorting.py``: ops that pick elements by position: ``sort``, ``topk``, ``median``,
@@ -86,11 +87,13 @@ PyTorch. CONTRIBUTING.md has the whole recipe.
 """
 
 from . import (activations, arithmetic, diagonals, histograms, indexing, linalg, matrices,
-               pointwise, reductions, rounding, scatter, selection, shape, softmax, sorting)
+               moments, pointwise, reductions, rounding, scatter, selection, shape, softmax,
+               sorting)
 from .op import Op
 
 __all__ = ["Op", "FAMILIES"]
 
 # The families whose public functions are declared at their end (``FUNCTIONS``, ``METHODS``).
 FAMILIES = (activations, arithmetic, diagonals, histograms, indexing, linalg, matrices,
-            pointwise, reductions, rounding, scatter, selection, shape, softmax, sorting)
+            moments, pointwise, reductions, rounding, scatter, selection, shape, softmax,
+            sorting)

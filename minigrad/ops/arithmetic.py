@@ -318,14 +318,28 @@ class PowBackward0(Op):
 
     def backward(self, grad, a):
         e = self.exponent
-        if e == 0:
-            return _zeros_like(a)
+        if e == 0 and e is not False:  # (PyTorch: x ** False goes the general way, 0 * x^-1,
+            return _zeros_like(a)      # nan at x = 0)
         if e == 2:
             return grad * (2 * a)  # the same numbers as a ** 1, without the call
         # power, not **, on arrays: the special cases of the forward (a ** 0.5 needs -0.5)
         return grad * (e * (power(a, e - 1) if formulas.is_array(a) else a ** (e - 1)))
 
     jvp = auto_element_wise
+
+
+def _tensor_power(a, b):
+    """``a ** b`` for a tensor exponent ``b``, as PyTorch's pow(Tensor, Tensor) computes it:
+    the C library's pow, whatever the exponent's shape. numpy's power takes an exponent of
+    0.5 that is one number (0-dim, or broadcast) as sqrt: sqrt(-inf) is nan and sqrt(-0.0)
+    is -0.0, where pow gives +inf and +0.0 (|a| at those two points)."""
+    if not formulas.is_array(a):
+        return a ** b
+    out = np.power(a, b)
+    half = b == 0.5
+    if half is True or np.any(half):
+        out = np.where(half & ((a == 0) | (a == -np.inf)), np.abs(a), out)
+    return out
 
 
 class PowBackward1(Op):
@@ -335,7 +349,7 @@ class PowBackward1(Op):
 
     def forward(self, a, b):
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = _integer_power(a, b) if a.dtype.kind in "iu" else a ** b
+            out = _integer_power(a, b) if a.dtype.kind in "iu" else _tensor_power(a, b)
         self.save_for_backward(a, b, out)
         return out
 
@@ -343,7 +357,7 @@ class PowBackward1(Op):
         needs_a, needs_b = self.needs_input_grad
         grad_a = grad_b = None
         if needs_a:
-            grad_a = formulas.zero_where(b == 0, grad * (b * a ** (b - 1)))
+            grad_a = formulas.zero_where(b == 0, grad * (b * _tensor_power(a, b - 1)))
         if needs_b:
             grad_b = grad * formulas.zero_where((a == 0) & (b >= 0), out * formulas.log(a))
         return grad_a, grad_b
@@ -351,7 +365,7 @@ class PowBackward1(Op):
     def jvp(self, tangents, out, a, b):
         ta, tb = tangents
         return tangent_sum(
-            None if ta is None else formulas.zero_where(b == 0, ta * (b * a ** (b - 1))),
+            None if ta is None else formulas.zero_where(b == 0, ta * (b * _tensor_power(a, b - 1))),
             None if tb is None else tb * formulas.zero_where((a == 0) & (b >= 0),
                                                              out * formulas.log(a)))
 
@@ -555,6 +569,12 @@ def lerp(input, end, weight):
         raise RuntimeError(f"expected dtype {dtypes.from_numpy(start.dtype)} for `end` but got "
                            f"dtype {dtypes.from_numpy(stop.dtype)}")
     refuse_integers("lerp", start, "lerp_kernel_scalar")
+    shape = start.shape
+    for other in (stop, weight._data) if isinstance(weight, Tensor) else (stop,):
+        try:
+            shape = np.broadcast_shapes(shape, other.shape)
+        except ValueError:  # PyTorch's RuntimeError, not numpy's ValueError from forward
+            raise broadcast_error(np.empty(shape, bool), other, "lerp") from None
     if isinstance(weight, Tensor):
         w = weight._data.astype(start.dtype, copy=False)
         return LerpBackward1.run((input, end, weight), start, stop, w)

@@ -27,7 +27,7 @@ from .._tensor import Tensor
 import numbers
 from .op import multi_output_views, saving_versions_of
 from .._tensor import wrap
-from ..tensor_rules import takes_out
+from ..tensor_rules import check_tensor, dims_in_order, takes_out
 
 __all__ = ["SliceBackward0", "SelectBackward0", "AliasBackward0", "IndexUnsqueezeBackward0",
            "UnbindBackward0", "SliceBackwardBackward0", "IndexBackward0",
@@ -169,13 +169,46 @@ def placed(grad, shape, key):
     return SliceBackwardBackward0.run((grad,), grad._data, shape=shape, key=key)
 
 
+def _memory_of(a):
+    """The array whose memory ``a`` views (``a`` itself if it owns it): PyTorch's storage.
+    The chain of bases is followed through what is no array (numpy's as_strided puts one
+    in it), so that an expanded or overlapping ``a`` never stands for more memory than
+    there is."""
+    owner, base = a, a.base
+    while base is not None:
+        if isinstance(base, _ndarray) and base.dtype == a.dtype:
+            owner = base
+        base = getattr(base, "base", None)
+    return owner
+
+
+def _storage_positions(a, memory, size, stride, offset=None):
+    """For each element of a view of ``size``/``stride`` (in elements) from ``offset`` in
+    ``memory``'s storage, its position there; with ``offset`` None, those of ``a``'s own
+    elements (``a`` viewing ``memory``)."""
+    if offset is None:
+        offset = (_address(a) - _address(memory)) // a.itemsize
+        size, stride = a.shape, [s // a.itemsize for s in a.strides]
+    positions = np.full(tuple(size), offset, dtype=np.int64)
+    for axis, (n, step) in enumerate(zip(size, stride)):
+        along = (n,) + (1,) * (len(size) - axis - 1)
+        positions += (np.arange(n, dtype=np.int64) * step).reshape(along)
+    return positions
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
 class AsStridedBackward0(Op):
-    """A view made again after an in-place change of the memory it views (PyTorch's name):
-    ``positions`` holds, for each element of the view, its flat position in the tensor
-    that owns the memory (of ``shape``); the gradient is added into zeros of that shape at
-    those positions. Made by ``Tensor``'s in-place machinery as
-    ``AsStridedBackward0((node,), shape, positions)``, not by ``run``: no forward pass
-    made the view again."""
+    """A view of the memory a tensor views, with any shape and strides: ``as_strided``,
+    and a view made again after an in-place change of the memory it views (PyTorch's name).
+    ``positions`` holds, for each element of the view, its flat position in the input (of
+    ``shape``), -1 for one outside it; the gradient is added into zeros of that shape at
+    those positions (twice for an element seen twice), nothing for one outside. The
+    in-place machinery makes the node as ``AsStridedBackward0((node,), shape, positions)``,
+    with the positions in the tensor that owns the memory (no forward pass made the view
+    again)."""
     __slots__ = ("positions",)
     is_view = True
 
@@ -183,10 +216,28 @@ class AsStridedBackward0(Op):
         super().__init__(inputs, (shape,))
         self.positions = positions
 
+    def forward(self, a, size, stride, offset):
+        memory = _memory_of(a)
+        flat = np.lib.stride_tricks.as_strided(memory, (memory.nbytes // a.itemsize,),
+                                               (a.itemsize,))
+        out = np.lib.stride_tricks.as_strided(flat[offset:], size,
+                                              [n * a.itemsize for n in stride])
+        wanted = _storage_positions(a, memory, size, stride, offset)
+        if np.unique(wanted).size != wanted.size:  # elements that share memory: no writes
+            out.flags.writeable = False
+        lookup = np.full(flat.size, -1, dtype=np.int64)
+        lookup[_storage_positions(a, memory, None, None).reshape(-1)] = np.arange(a.size)
+        self.positions = lookup[wanted]
+        return out
+
     def backward(self, grad):
         shape = self.input_shape(0)
         size = int(np.prod(shape, dtype=np.int64))
-        return put(grad, (size,), None, (self.positions,)).reshape(shape)
+        positions = self.positions
+        if positions.size and positions.min() < 0:  # elements outside the input: dropped
+            positions = np.where(positions < 0, size, positions)
+            return put(grad, (size + 1,), None, (positions,))[:size].reshape(shape)
+        return put(grad, (size,), None, (positions,)).reshape(shape)
 
     jvp = transposed_backward
 
@@ -388,7 +439,7 @@ def check_bounds(idx, size, dim, error=RuntimeError, negative_ok=False):
 
 def flip(input, dims):
     dims = (dims,) if isinstance(dims, numbers.Integral) else tuple(dims)
-    axes = input._dims(dims) if dims else ()
+    axes = dims_in_order(input, dims) if dims else ()
     return picked(input, lambda a: np.flip(a, axes), FlipBackward0)
 
 
@@ -530,7 +581,36 @@ def narrow(input, dim, start, length):
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s memory (its storage: the tensor that owns the memory) with the
+    shape ``size`` and the ``stride`` (in elements) given, from ``storage_offset`` (by
+    default ``input``'s own). Elements may repeat (stride 0); writing into such a view is
+    refused, as PyTorch does."""
+    check_tensor("as_strided", input)
+    size, stride = tuple(int(n) for n in size), tuple(int(n) for n in stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(n < 0 for n in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    a = input._data
+    memory = _memory_of(a)
+    if storage_offset is None:
+        storage_offset = (_address(a) - _address(memory)) // a.itemsize
+    if storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    available = memory.nbytes // a.itemsize
+    needed = 0 if 0 in size else storage_offset + 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    if needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+            f"{storage_offset}, and itemsize {a.itemsize} requiring a storage size of "
+            f"{needed * a.itemsize} are out of bounds for storage of size "
+            f"{available * a.itemsize}")
+    return AsStridedBackward0.run((input,), a, size=size, stride=stride, offset=storage_offset)
+
+
 FUNCTIONS = ("index_select", "masked_select", "roll", "take", "repeat_interleave", "select",
-             "unbind", "narrow", "flip", "tile",)
+             "unbind", "narrow", "flip", "tile", "as_strided",)
 METHODS = ("repeat", "index_select", "masked_select", "roll", "take", "repeat_interleave",
-           "select", "unbind", "narrow",)
+           "select", "unbind", "narrow", "as_strided",)

@@ -66,10 +66,10 @@ class NativeLayerNormBackward0(Op):
         return out
 
     def scale_and_shift(self, x, xhat, mean, invstd, weight, bias):
-        """``xhat * weight + bias`` (either may be None)."""
+        """``xhat * weight + bias`` (either may be None; PyTorch adds a bias of 0 then,
+        so that a -0.0 product is +0.0)."""
         out = xhat.copy() if weight is None else xhat * weight.reshape(self.param_shape)
-        if bias is not None:
-            out += bias.reshape(self.param_shape)
+        out += 0 if bias is None else bias.reshape(self.param_shape)
         return out
 
     def backward(self, grad, x, weight, xhat, invstd, mean):
@@ -109,7 +109,7 @@ class NativeBatchNormBackward0(NativeLayerNormBackward0):
         """As PyTorch computes it: ``x * alpha + beta`` with one alpha = invstd * weight and
         beta = bias - mean * alpha per channel (an infinite weight gives PyTorch's nan)."""
         alpha = invstd if weight is None else invstd * weight.reshape(self.param_shape)
-        beta = -mean * alpha if bias is None else bias.reshape(self.param_shape) - mean * alpha
+        beta = (0 if bias is None else bias.reshape(self.param_shape)) - mean * alpha  # (+0)
         return x * alpha + beta
 
 
@@ -135,11 +135,19 @@ class NativeGroupNormBackward0(Op):
         centered = grouped - _group_mean(grouped)
         invstd = 1 / np.sqrt(_group_mean(centered * centered) + eps)
         xhat = (centered * invstd).reshape(x.shape).astype(x.dtype, copy=False)
-        invstd = invstd.astype(x.dtype, copy=False)
+        # As PyTorch computes it: x * alpha + beta, one alpha = invstd * weight and one
+        # beta = bias - mean * alpha per sample and channel (an infinite weight gives nan)
         shape = _per_channel(x.shape)
-        out = xhat.copy() if weight is None else xhat * weight.reshape(shape)
-        if bias is not None:
-            out += bias.reshape(shape)
+        per_channel = (x.shape[0], x.shape[1]) + (1,) * (x.ndim - 2)
+        spread = x.shape[1] // self.groups if self.groups else 0
+        alpha = np.repeat(invstd[:, :, 0], spread, axis=1).reshape(per_channel)
+        mean = np.repeat(_group_mean(grouped)[:, :, 0], spread, axis=1).reshape(per_channel)
+        if weight is not None:
+            alpha = alpha * weight.reshape(shape)
+        beta = (0 if bias is None else bias.reshape(shape)) - mean * alpha  # (a bias of 0: +0)
+        with np.errstate(invalid="ignore"):
+            out = xs * alpha + beta
+        invstd = invstd.astype(x.dtype, copy=False)
         self.save_for_backward(x, weight, xhat, invstd)
         return out.astype(x.dtype, copy=False)
 

@@ -424,7 +424,7 @@ def note_view(view, base):
         if base._grad_fn is not None or not base._requires_grad:
             register_view(counter, view)
     else:
-        view._view = (base, None)
+        view._view, view._requires_grad = (base, None), base._requires_grad  # as PyTorch
 
 
 def register_view(counter, view):

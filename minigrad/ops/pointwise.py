@@ -19,7 +19,7 @@ from .tangents import auto_element_wise, auto_linear, zero_tangent
 from .._tensor import Tensor
 from ..dtypes import scalar_name
 from ..tensor_rules import takes_out
-from ..tensor_rules import check_tensor, run_in_place, write_out
+from ..tensor_rules import check_tensor, run_in_place
 
 __all__ = ["LogitBackward0", "ExpBackward0", "LogBackward0", "SqrtBackward0", "ReciprocalBackward0",
            "AbsBackward0", "SignBackward0", "SinBackward0", "CosBackward0", "TanhBackward0",
@@ -455,12 +455,12 @@ def expm1(input):
     return elementwise("expm1", input, Expm1Backward0)
 
 
-def logit(input, eps=None, *, out=None):
+@takes_out
+def logit(input, eps=None):
     """``log(p / (1 - p))``, the inverse of ``sigmoid``; with ``eps``, ``p`` is first clamped
     to ``[eps, 1 - eps]`` (so 0 and 1 give finite numbers)."""
     check_tensor("logit", input)
-    result = LogitBackward0.run((input,), input._float_data(), eps)
-    return write_out(out, result, "logit", (input,))
+    return LogitBackward0.run((input,), input._float_data(), eps)
 
 
 def logit_(input, eps=None):

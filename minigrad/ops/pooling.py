@@ -19,6 +19,7 @@ from . import formulas
 from .formulas import is_array
 from .convolution import add_windows, pad_zeros
 from .op import Op
+from ..dtypes import scalar_name
 from .tangents import transposed_backward
 
 __all__ = ["MaxPool2DWithIndicesBackward0", "MaxPool2DWithIndicesBackwardBackward0",
@@ -187,6 +188,10 @@ class AvgPool2DBackward0(Op):
     __slots__ = ("geometry",)
 
     def forward(self, x, geometry):
+        if x.dtype.kind not in "f" and x.dtype != np.int64:  # PyTorch's kernel: floats, long
+            raise NotImplementedError(f'"avg_pool2d" not implemented for '
+                                      f"'{scalar_name(x.dtype)}': use a float tensor "
+                                      "(x.float())")
         self.geometry = geometry
         self.save_for_backward(x)  # changed in place, backward refuses (as PyTorch's)
         return average(x, geometry)

@@ -1,6 +1,6 @@
 """Reductions (chapters 2 and 5): ops that combine many elements into fewer (sum, mean, max,
-amax, var, std, prod, norm) and the running ones (cumsum, cumprod), each with its forward,
-what it saves and its backward in one class named like PyTorch's node.
+amax, prod, norm) and the running ones (cumsum, cumprod), each with its forward, what it
+saves and its backward in one class named like PyTorch's node (var and std: ``moments.py``).
 
 Options (``dims``, ``keepdim``, ...) arrive already checked by the Tensor method; a backward
 first puts back the axes a reduction without ``keepdim`` removed (``formulas.unsqueeze``).
@@ -9,7 +9,6 @@ they are computed from the values, as arrays, and turned into the gradient's kin
 """
 
 import builtins  # (this module defines sum, any and all: the functions of tensors)
-import math
 import warnings
 
 import numpy as np
@@ -20,16 +19,15 @@ from .tangents import reduction_jvp, transposed_backward
 from .tangents import auto_linear
 from .shape import cat
 from ..tensor_rules import takes_out
-from ..tensor_rules import check_tensor
+from ..tensor_rules import check_tensor, dims_in_order
 from .. import dtypes
-from .op import node_named
 from .._tensor import wrap
 from ..tensor_rules import one_dim
 
 __all__ = ["SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "MaxBackward1",
-           "MinBackward1", "AmaxBackward0", "AminBackward0", "VarBackward0", "StdBackward0",
-           "ProdBackward0", "ProdBackward1", "CumsumBackward0", "CumprodBackward0",
-           "LinalgVectorNormBackward0", "mean", "running_sum", "evenly_distribute"]
+           "MinBackward1", "AmaxBackward0", "AminBackward0", "ProdBackward0", "ProdBackward1",
+           "CumsumBackward0", "CumprodBackward0", "LinalgVectorNormBackward0", "mean",
+           "mean_of_array", "running_sum", "evenly_distribute"]
 
 
 def _plain(x):
@@ -54,13 +52,6 @@ def mean_of_array(a, axis, keepdims):
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         return a.mean(axis=axis, keepdims=keepdims)
-
-
-def _mean_kept(x, dims):
-    """The mean over ``dims`` (None: all), keeping them, of an array or a Tensor."""
-    if type(x) is np.ndarray:
-        return mean_of_array(x, dims, True)
-    return x.mean(dim=tuple(range(x.ndim)) if dims is None else dims, keepdim=True)
 
 
 def _spread_to(grad, shape):
@@ -189,56 +180,6 @@ class AminBackward0(AmaxBackward0):
     """amin over ``dims``."""
     __slots__ = ()
     pick = staticmethod(np.min)
-
-
-# ------------------------------------------------------------------ variance
-
-class VarBackward0(Op):
-    """var over ``dims`` (``whole``: of every element): sum((x - mean)^2) / (N - correction),
-    so d/dx = 2 (x - mean) / (N - correction), with PyTorch's results when N <= correction."""
-    __slots__ = ("dims", "keepdim", "dof", "whole")
-
-    def forward(self, a, dims, correction, keepdim=False, whole=False):
-        self.save_for_backward(a)
-        return self._spread(a, dims, correction, keepdim, whole, root=False)
-
-    def _spread(self, a, dims, correction, keepdim, whole, root):
-        self.dims, self.keepdim, self.whole = dims, keepdim or whole, whole
-        self.dof = int(np.prod([a.shape[x] for x in dims])) - correction
-        # In float64, as PyTorch adds float32 up: the square of 1e20 would overflow float32.
-        wide = a.astype(np.float64) if a.itemsize < 8 else a
-        centered = wide - mean_of_array(wide, dims, True)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            value = (centered * centered).sum(axis=dims, keepdims=keepdim) / max(self.dof, 0)
-            if root:
-                value = np.sqrt(value)
-            return np.asarray(value, dtype=a.dtype)  # inf where float32 cannot hold it
-
-    def backward(self, grad, a):
-        grad = _restore(grad, self.dims, self.keepdim)
-        centered = a - _mean_kept(a, None if self.whole else self.dims)
-        if (self.whole or a.ndim == 0) and self.dof <= 0:  # (PyTorch: a 0-dim input too)
-            # 2 / 0 times each deviation: inf, or nan where the deviation is 0 (PyTorch)
-            scale = np.where(_plain(centered) == 0, np.nan, np.inf).astype(_plain(grad).dtype)
-            return grad * _constant(scale, grad)
-        return (2.0 / self.dof if self.dof else math.inf) * grad * centered
-
-    def jvp(self, tangents, out, a, *options):
-        return reduction_jvp(self, tangents[0], out, None if self.whole else self.dims)
-
-
-class StdBackward0(VarBackward0):
-    """std = sqrt(var): the var gradient of grad / (2 std), 0 where std is 0."""
-    __slots__ = ()
-
-    def forward(self, a, dims, correction, keepdim=False, whole=False):
-        out = self._spread(a, dims, correction, keepdim, whole, root=True)
-        self.save_for_backward(a, out)
-        return out
-
-    def backward(self, grad, a, out):
-        grad = formulas.zero_where(_plain(out) == 0, grad / (out * 2))
-        return VarBackward0.backward(self, grad, a)
 
 
 # ------------------------------------------------------------------ products
@@ -468,37 +409,6 @@ def cumprod(input, dim, *, dtype=None):
     return CumprodBackward0.run((input,), a.astype(target, copy=False), axis=axis)
 
 
-def _moments(name, input, dim, correction, keepdim, std):
-    check_tensor(name, input)
-    if input._data.dtype.kind != "f":
-        raise RuntimeError(f"{name} only support floating point and complex dtypes")
-    spread = input.std if std else input.var
-    kwargs = {"keepdim": keepdim, "correction": 1 if correction is None else correction}
-    if dim is None:
-        results = spread(**kwargs), input.mean()
-    else:
-        results = spread(dim, **kwargs), input.mean(dim, keepdim=keepdim)
-    for t in results:  # PyTorch records both under one node, StdMeanBackward0 / VarMeanBackward0
-        if t._grad_fn is not None:
-            t._grad_fn.__class__ = node_named(type(t._grad_fn), "StdMeanBackward0" if std
-                                            else "VarMeanBackward0")
-    return results
-
-
-def std_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
-    """``(std, mean)`` in one call (``correction=1`` by default: divides by N-1)."""
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    return _moments("std_mean", input, dim, correction, keepdim, std=True)
-
-
-def var_mean(input, dim=None, *, correction=None, keepdim=False, unbiased=None):
-    """``(var, mean)`` in one call."""
-    if unbiased is not None:
-        correction = 1 if unbiased else 0
-    return _moments("var_mean", input, dim, correction, keepdim, std=False)
-
-
 # ------------------------------------------------------------------ functions: histograms
 
 
@@ -513,9 +423,12 @@ def any(input, dim=None, keepdim=False):
 
 
 def _test(input, fn, dim, keepdim):
-    """all/any: bool, except that PyTorch answers a uint8 tensor in uint8."""
+    """all/any over every dim, one or several (no dims, ``dim=()``: none, as in PyTorch):
+    bool, except that PyTorch answers a uint8 tensor in uint8."""
     a = input._data
-    out = np.asarray(fn(a, axis=None if dim is None else input._dim(dim), keepdims=keepdim))
+    axis = dim if dim is None else input._dim(dim) if isinstance(dim, int) else \
+        input._dims(dim) if len(dim) else ()
+    out = np.asarray(fn(a, axis=axis, keepdims=keepdim))
     return wrap(out.astype(np.uint8) if a.dtype == np.uint8 else out)
 
 
@@ -540,35 +453,6 @@ def mean(input, dim=None, keepdim=False, dtype=None):
     if dim is None:
         return MeanBackward0.run((input,), a, keepdim=keepdim)
     return MeanBackward1.run((input,), a, dims=input._dims(dim), keepdim=keepdim)
-
-
-def var(input, dim=None, unbiased=True, keepdim=False, correction=None):
-    """Variance; ``correction=1`` (the default, like ``unbiased=True``) divides by N-1."""
-    return _spread(input, dim, unbiased, keepdim, correction, std=False)
-
-
-def std(input, dim=None, unbiased=True, keepdim=False, correction=None):
-    return _spread(input, dim, unbiased, keepdim, correction, std=True)
-
-
-def _spread(input, dim, unbiased, keepdim, correction, std):
-    if correction is None:
-        correction = 1 if unbiased else 0
-    a = input._data
-    if a.dtype.kind != "f":
-        raise RuntimeError(f"std and var only support floating point and complex dtypes, "
-                           f"not {input.dtype}: convert the tensor first (x.float())")
-    dims = tuple(range(a.ndim)) if dim is None else input._dims(dim)
-    count = int(np.prod([a.shape[x] for x in dims]))
-    divisor = max(count - correction, 0)
-    if divisor == 0:
-        warnings.warn(f"{'std' if std else 'var'}(): degrees of freedom is <= 0. Correction "
-                      "should be strictly less than the reduction factor (input numel "
-                      "divided by output numel): the result is nan.", UserWarning,
-                      stacklevel=3)
-    op = StdBackward0 if std else VarBackward0
-    return op.run((input,), a, dims=dims, correction=correction, keepdim=keepdim,
-                  whole=dim is None)
 
 
 def prod(input, dim=None, keepdim=False, dtype=None):
@@ -623,7 +507,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if a.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point tensor as input. "
                            f"Got {input.dtype}: convert it first (t.float())")
-    dims = tuple(range(a.ndim)) if dim is None else input._dims(dim)
+    dims = tuple(range(a.ndim)) if dim is None else dims_in_order(input, dim)
     if p == np.inf and builtins.any(a.shape[i] == 0 for i in dims):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
                            "tensor because the operation does not have an identity")
@@ -634,6 +518,6 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 # Public functions of this module (``minigrad.<name>``), and those that are also Tensor
 # methods with the tensor first (``x.<name>(...)`` is ``<name>(x, ...)``): installed by
 # ``minigrad.methods``.
-FUNCTIONS = ("count_nonzero", "cumprod", "std_mean", "var_mean",)
-METHODS = ("all", "any", "sum", "mean", "var", "std", "prod", "cumsum", "norm", "count_nonzero",
+FUNCTIONS = ("count_nonzero", "cumprod",)
+METHODS = ("all", "any", "sum", "mean", "prod", "cumsum", "norm", "count_nonzero",
            "cumprod",)

@@ -26,7 +26,7 @@ from ..tensor_rules import with_numbers
 
 __all__ = ["MaximumBackward0", "MinimumBackward0", "ClampBackward0", "ClampBackward1",
            "ClampMinBackward0", "ClampMaxBackward0", "MaskedFillBackward0",
-           "MaskedFillBackward1", "WhereBackward0"]
+           "MaskedFillBackward1", "WhereBackward0", "clamped"]
 
 
 def _winner_grads(grad, a_wins, b_wins, tie):
@@ -75,6 +75,28 @@ class MinimumBackward0(Op):
         return _winner_tangent(tangents, constant(a), constant(b), np.less)
 
 
+def clamped(a, low, high):
+    """``a`` clamped to [low, high] (numbers, arrays or None) as PyTorch's clamp kernel
+    computes it: std::min(std::max(a, low), high), so that ``a`` is kept where it ties with
+    a bound (clamp(-0.0, min=0.0) is -0.0, where numpy's clip gives the bound's 0.0), crossed
+    bounds give ``high``, and a nan bound gives nan. (PyTorch's vectorized loop for long
+    tensors with tensor bounds breaks ties the other way: its own inconsistency.)"""
+    numbers = not isinstance(low, np.ndarray) and not isinstance(high, np.ndarray)
+    if numbers and not (low == 0 or high == 0) or a.dtype.kind != "f":
+        out = np.clip(a, low, high)  # no tie of -0.0 and 0.0 possible: numpy's one pass
+        return out.astype(a.dtype, copy=False) if numbers else np.asarray(out)
+    out = a
+    with np.errstate(invalid="ignore"):
+        if low is not None:
+            out = np.where(out < low, low, out)
+        if high is not None:
+            out = np.where(high < out, high, out)
+    for bound in (low, high):
+        if bound is not None and np.isnan(bound).any():
+            out = np.where(np.isnan(bound), bound, out)
+    return np.asarray(out, dtype=a.dtype)
+
+
 class ClampBackward1(Op):
     """``clamp(a, min, max)`` with number bounds (None: no bound): the gradient passes where
     min <= a <= max, and is 0 where a was clamped (or is nan)."""
@@ -83,7 +105,7 @@ class ClampBackward1(Op):
     def forward(self, a, low, high):
         self.low, self.high = low, high
         self.save_for_backward(a)
-        return np.clip(a, low, high).astype(a.dtype, copy=False)
+        return clamped(a, low, high)
 
     def backward(self, grad, a):
         low, high = self.low, self.high
@@ -117,8 +139,7 @@ class ClampBackward0(Op):
 
     def forward(self, a, low, high):
         self.save_for_backward(a, low, high)
-        out = a if low is None else np.maximum(a, low)
-        return np.asarray(out if high is None else np.minimum(out, high))
+        return clamped(a, low, high)
 
     def backward(self, grad, a, low, high):
         needs_a, needs_low, needs_high = self.needs_input_grad
@@ -254,11 +275,15 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+@takes_out(dtype="same")
 def clamp_min(input, min):
+    """``clamp(input, min=min)``, PyTorch's ``torch.clamp_min``."""
     return _clamp(input, min, None, ClampMinBackward0)
 
 
+@takes_out(dtype="same")
 def clamp_max(input, max):
+    """``clamp(input, max=max)``, PyTorch's ``torch.clamp_max``."""
     return _clamp(input, None, max, ClampMaxBackward0)
 
 
@@ -337,5 +362,5 @@ def minimum(input, other):
 
 # Functions of this module that are also Tensor methods with the tensor first
 # (``x.<name>(...)`` is ``<name>(x, ...)``): installed by ``minigrad.methods``.
-FUNCTIONS = ()
+FUNCTIONS = ("clamp_min", "clamp_max")
 METHODS = ("clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "maximum", "minimum",)

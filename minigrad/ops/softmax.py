@@ -37,8 +37,11 @@ class SoftmaxBackward0(Op):
 
     def forward(self, a, dim):
         self.dim, self.dims = dim, (dim,) if a.ndim else ()
-        shifted = np.exp(a - max_keepdim(a, dim))
-        out = shifted / shifted.sum(axis=dim, keepdims=True) if a.size else a.copy()
+        if a.size:
+            shifted = np.exp(a - max_keepdim(a, dim))
+            out = shifted / shifted.sum(axis=dim, keepdims=True)
+        else:  # nothing to compute, in any dtype (an empty bool tensor stays bool)
+            out = a.copy()
         self.save_for_backward(out)
         return out
 
