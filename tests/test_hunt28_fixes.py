@@ -297,3 +297,23 @@ def test_pow_gradient_with_a_bool_exponent(exponent):
             y.backward(lib.full((6,), 3.0, dtype=getattr(lib, dtype)))
             return y.detach(), x.grad
         check(run, f"x ** {exponent!r} ({dtype})")
+
+
+def test_layer_norm_input_gradient_with_an_infinite_weight_is_pytorchs():
+    """PyTorch's layer-norm kernel computes the input's gradient as a g + b x + c per row;
+    with an infinite weight that order gives nan where the textbook form gives ±inf."""
+    rng = np.random.default_rng(0)
+    for trial in range(100):
+        shape = [(2, 4), (3, 5)][trial % 2]
+        x, w, dy = (rng.normal(size=s).round(2).astype(np.float32)
+                    for s in (shape, shape[-1:], shape))
+        w[rng.integers(shape[-1])] = [np.inf, -np.inf][trial // 2 % 2]
+        grads = []
+        for lib in (torch, mg):
+            X = lib.tensor(x.tolist(), requires_grad=True)
+            lib.nn.functional.layer_norm(X, shape[-1:], lib.tensor(w.tolist())).backward(
+                lib.tensor(dy.tolist()))
+            grads.append(np.asarray(X.grad.tolist()))
+        want, got = grads
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
+        assert np.array_equal(np.where(np.isinf(got), got, 0), np.where(np.isinf(want), want, 0))

@@ -39,6 +39,7 @@ class NativeLayerNormBackward0(Op):
     in place towards the batch's mean and variance (divided by count - 1 there)."""
     __slots__ = ("stats_axes", "param_axes", "param_shape", "eps")
     constants = (3, 4)  # invstd, mean: given with ``fixed``; else backward recomputes them
+    kernel_order = True  # input gradient in PyTorch's layer-norm kernel's order (see there)
 
     def forward(self, x, weight, bias, stats_axes, param_shape, param_axes, eps, fixed=None,
                 running=None):
@@ -87,6 +88,8 @@ class NativeLayerNormBackward0(Op):
             g = grad if weight is None else grad * weight.reshape(*self.param_shape)
             if axes is None:
                 grad_x = g * invstd
+            elif self.kernel_order and is_array(g):
+                grad_x = layer_norm_kernel_grad(g, x, mean, invstd, axes)
             else:  # x moves the mean and the variance too, hence the two means subtracted
                 grad_x = invstd * (g - _mean(g, axes) - xhat * _mean(g * xhat, axes))
         if needs_weight:
@@ -98,10 +101,24 @@ class NativeLayerNormBackward0(Op):
     jvp = transposed_backward
 
 
+def layer_norm_kernel_grad(g, x, mean, invstd, axes):
+    """The input's gradient as PyTorch's CPU layer-norm kernel computes it, per row, from
+    g = grad * weight: a g + b x + c with a = invstd, b = (Σg mean - Σg x) a³ / N and
+    c = -b mean - Σg a / N. The same number as the textbook form, but where a weight is
+    infinite this order gives PyTorch's nan (the textbook form gives ±inf there)."""
+    count = math.prod(x.shape[axis] for axis in axes)
+    db = g.sum(axis=axes, keepdims=True)
+    ds = (g * x).sum(axis=axes, keepdims=True)
+    b = (db * mean - ds) * invstd * invstd * invstd / count
+    c = -b * mean - db * invstd / count
+    return invstd * g + b * x + c
+
+
 class NativeBatchNormBackward0(NativeLayerNormBackward0):
     """Batch norm: the same op over every axis but the channels' (1), with one weight and
     bias per channel."""
     __slots__ = ()
+    kernel_order = False  # (PyTorch's batch-norm kernel scales by the weight last)
 
     jvp = transposed_backward
 
