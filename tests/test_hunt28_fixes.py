@@ -317,3 +317,24 @@ def test_layer_norm_input_gradient_with_an_infinite_weight_is_pytorchs():
         want, got = grads
         assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
         assert np.array_equal(np.where(np.isinf(got), got, 0), np.where(np.isinf(want), want, 0))
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 3), (3, 6, 2), (1, 6, 2, 2)])
+def test_group_norm_input_gradient_with_an_infinite_weight_is_pytorchs(shape):
+    """PyTorch's group-norm kernel computes the input's gradient as (invstd w) dy + c2 x + c3
+    per sample and group; with an infinite weight that gives nan where the textbook form
+    gives ±inf."""
+    rng = np.random.default_rng(1)
+    for trial in range(30):
+        x, w, dy = (rng.normal(size=s).round(2).astype(np.float32)
+                    for s in (shape, shape[1:2], shape))
+        w[rng.integers(shape[1])] = [np.inf, -np.inf][trial % 2]
+        grads = []
+        for lib in (torch, mg):
+            X = lib.tensor(x.tolist(), requires_grad=True)
+            lib.nn.functional.group_norm(X, 2, lib.tensor(w.tolist())).backward(
+                lib.tensor(dy.tolist()))
+            grads.append(np.asarray(X.grad.tolist()))
+        want, got = grads
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
+        assert np.array_equal(np.where(np.isinf(got), got, 0), np.where(np.isinf(want), want, 0))

@@ -138,6 +138,29 @@ def _move_running(running, mean, var):
         target[...] = momentum * batch.reshape(target.shape) + (1 - momentum) * target
 
 
+def group_norm_kernel_grad(grad, x, weight, invstd, groups):
+    """The input's gradient as PyTorch's CPU group-norm kernel computes it: per sample and
+    group, from ds = Σ w Σ dy x and db = Σ w Σ dy (positions, then the group's channels),
+    dx = (invstd w) dy + c2 x + c3 with c2 = (db mean - ds) invstd³ / count and
+    c3 = -c2 mean - db invstd / count. The textbook form's number, but with an infinite
+    weight this order gives PyTorch's nan where the textbook form gives ±inf."""
+    n, channels = x.shape[:2]
+    per_group, positions = channels // groups, math.prod(x.shape[2:])
+    dy, xs = grad.reshape(n, channels, positions), x.reshape(n, channels, positions)
+    gamma = np.ones(channels, dtype=x.dtype) if weight is None else weight
+    ds = ((dy * xs).sum(axis=2) * gamma).reshape(n, groups, per_group).sum(axis=2)
+    db = (dy.sum(axis=2) * gamma).reshape(n, groups, per_group).sum(axis=2)
+    wide = x.astype(np.float64) if x.dtype == np.float32 else x
+    mean = wide.reshape(n, groups, -1).mean(axis=2).astype(x.dtype, copy=False)
+    rstd = invstd.reshape(n, groups)
+    count = per_group * positions
+    c2 = (db * mean - ds) * rstd * rstd * rstd / count
+    c3 = -c2 * mean - db * rstd / count
+    c1 = (rstd[:, :, None] * gamma.reshape(groups, per_group)).reshape(n, channels, 1)
+    c2, c3 = (np.repeat(c, per_group, axis=1)[:, :, None] for c in (c2, c3))  # per channel
+    return (c1 * dy + c2 * xs + c3).reshape(x.shape)
+
+
 class NativeGroupNormBackward0(Op):
     """Group norm: the channels of each sample of x (N, C, *) split into ``groups`` groups
     of C / groups channels, each group normalised over its channels and positions (layer
@@ -181,7 +204,9 @@ class NativeGroupNormBackward0(Op):
         needs_x, needs_weight, needs_bias = self.needs_input_grad
         axes = (0,) + tuple(range(2, len(shape)))
         grad_x = grad_weight = grad_bias = None
-        if needs_x:
+        if needs_x and is_array(grad) and x.size:
+            grad_x = group_norm_kernel_grad(grad, x, weight, invstd, self.groups)
+        elif needs_x:
             g = grad if weight is None else grad * weight.reshape(*_per_channel(shape))
             g, xh = g.reshape(*grouped), xhat.reshape(*grouped)
             grad_x = (invstd * (g - _group_mean(g) - xh * _group_mean(g * xh))).reshape(*shape)
