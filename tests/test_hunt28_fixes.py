@@ -338,3 +338,23 @@ def test_group_norm_input_gradient_with_an_infinite_weight_is_pytorchs(shape):
         want, got = grads
         assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
         assert np.array_equal(np.where(np.isinf(got), got, 0), np.where(np.isinf(want), want, 0))
+
+
+def test_batch_norm_input_gradient_with_an_infinite_weight_is_pytorchs():
+    """PyTorch's batch-norm kernel scales by the weight last: an infinite weight gives ±inf
+    (where the rest is not exactly 0), not the nan of scaling the gradient first."""
+    rng = np.random.default_rng(2)
+    for trial in range(30):
+        x, dy = (rng.normal(size=(4, 3)).round(2) for _ in range(2))
+        w = rng.normal(size=3).round(2)
+        w[trial % 3] = [np.inf, -np.inf][trial % 2]
+        grads = []
+        for lib in (torch, mg):
+            X = lib.tensor(x.tolist(), dtype=lib.float64, requires_grad=True)
+            lib.nn.functional.batch_norm(X, None, None, lib.tensor(w.tolist(), dtype=lib.float64),
+                                         training=True).backward(lib.tensor(dy.tolist(),
+                                                                            dtype=lib.float64))
+            grads.append(np.asarray(X.grad.tolist()))
+        want, got = grads
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
+        assert np.array_equal(np.where(np.isinf(got), got, 0), np.where(np.isinf(want), want, 0))

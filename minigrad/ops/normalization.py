@@ -39,7 +39,6 @@ class NativeLayerNormBackward0(Op):
     in place towards the batch's mean and variance (divided by count - 1 there)."""
     __slots__ = ("stats_axes", "param_axes", "param_shape", "eps")
     constants = (3, 4)  # invstd, mean: given with ``fixed``; else backward recomputes them
-    kernel_order = True  # input gradient in PyTorch's layer-norm kernel's order (see there)
 
     def forward(self, x, weight, bias, stats_axes, param_shape, param_axes, eps, fixed=None,
                 running=None):
@@ -84,12 +83,12 @@ class NativeLayerNormBackward0(Op):
             xhat = centered * invstd
         needs_x, needs_weight, needs_bias = self.needs_input_grad
         grad_x = grad_weight = grad_bias = None
-        if needs_x:
+        if needs_x and axes is not None and is_array(grad) and x.size:
+            grad_x = self.kernel_grad(grad, x, weight, mean, invstd, axes)
+        elif needs_x:
             g = grad if weight is None else grad * weight.reshape(*self.param_shape)
             if axes is None:
                 grad_x = g * invstd
-            elif self.kernel_order and is_array(g):
-                grad_x = layer_norm_kernel_grad(g, x, mean, invstd, axes)
             else:  # x moves the mean and the variance too, hence the two means subtracted
                 grad_x = invstd * (g - _mean(g, axes) - xhat * _mean(g * xhat, axes))
         if needs_weight:
@@ -97,6 +96,12 @@ class NativeLayerNormBackward0(Op):
         if needs_bias:
             grad_bias = formulas.sum_over(grad, self.param_axes)
         return grad_x, grad_weight, grad_bias
+
+    def kernel_grad(self, grad, x, weight, mean, invstd, axes):
+        """The input's gradient (on arrays, statistics of the batch) in the order of
+        PyTorch's CPU kernel for this op (see ``layer_norm_kernel_grad``)."""
+        g = grad if weight is None else grad * weight.reshape(self.param_shape)
+        return layer_norm_kernel_grad(g, x, mean, invstd, axes)
 
     jvp = transposed_backward
 
@@ -118,7 +123,17 @@ class NativeBatchNormBackward0(NativeLayerNormBackward0):
     """Batch norm: the same op over every axis but the channels' (1), with one weight and
     bias per channel."""
     __slots__ = ()
-    kernel_order = False  # (PyTorch's batch-norm kernel scales by the weight last)
+
+    def kernel_grad(self, grad, x, weight, mean, invstd, axes):
+        """PyTorch's CPU batch-norm kernel: (dy - mean(dy) - (x - mean) k) invstd w per
+        channel, k = Σ (x - mean) dy invstd² / count; the weight comes last, so an infinite
+        one gives PyTorch's ±inf (scaling dy first, as layer norm does, gives nan)."""
+        count = math.prod(x.shape[axis] for axis in axes)
+        centered = x - mean
+        k = (centered * grad).sum(axis=axes, keepdims=True) * invstd * invstd / count
+        grad_mean = grad.sum(axis=axes, keepdims=True) / count
+        grad_x = (grad - grad_mean - centered * k) * invstd
+        return grad_x if weight is None else grad_x * weight.reshape(self.param_shape)
 
     jvp = transposed_backward
 
