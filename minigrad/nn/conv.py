@@ -65,9 +65,8 @@ def _padding(padding, kernel, stride, dilation):
     return tuple((p, p) for p in sides)
 
 
-def _check_conv_arguments(x, weight, bias, groups):
-    if weight.ndim < 3:
-        raise RuntimeError("weight should have at least three dimensions")
+def _check_rank_and_dtype(x, weight):
+    """PyTorch's first two checks of any convolution: input and weight of one rank and dtype."""
     if weight.ndim != x.ndim:
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
                            f"dimensional weight {list(weight.shape)}, but got {x.ndim}-"
@@ -77,6 +76,12 @@ def _check_conv_arguments(x, weight, bias, groups):
                            f"{scalar_name(weight.dtype)}: the input is {x.dtype} and the "
                            f"weight {weight.dtype}; convert one (x.float(), x.double(), "
                            "model.double())")
+
+
+def _check_conv_arguments(x, weight, bias, groups):
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    _check_rank_and_dtype(x, weight)
     out_c = weight.shape[0]
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
@@ -347,15 +352,7 @@ def _transposed(name, n, input, weight, bias, stride, padding, output_padding, g
 
 def _check_transposed_arguments(x, weight, bias, groups):
     """PyTorch's checks of a transposed convolution's weight (C, O / groups, k...)."""
-    if weight.ndim != x.ndim:
-        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
-                           f"dimensional weight {list(weight.shape)}, but got {x.ndim}-"
-                           f"dimensional input of size {list(x.shape)} instead")
-    if x.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_name(x.dtype)} but found "
-                           f"{scalar_name(weight.dtype)}: the input is {x.dtype} and the "
-                           f"weight {weight.dtype}; convert one (x.float(), x.double(), "
-                           "model.double())")
+    _check_rank_and_dtype(x, weight)
     in_c = weight.shape[0]
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
