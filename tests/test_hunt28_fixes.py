@@ -358,3 +358,40 @@ def test_batch_norm_input_gradient_with_an_infinite_weight_is_pytorchs():
         want, got = grads
         assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
         assert np.array_equal(np.where(np.isinf(got), got, 0), np.where(np.isinf(want), want, 0))
+
+
+def test_adaptive_avg_pool2d_backward_keeps_inf_and_nan_in_their_windows():
+    """A non-finite gradient reaches only its own window's inputs (the averaging-matrix
+    product would turn inf * 0 into nan outside it), as in PyTorch."""
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        h, w = (int(v) for v in rng.integers(1, 5, size=2))
+        oh, ow = (int(v) for v in rng.integers(1, 6, size=2))
+        x, g = rng.normal(size=(2, 2, h, w)), rng.normal(size=(2, 2, oh, ow))
+        g.flat[rng.integers(g.size, size=2)] = [math.inf, math.nan][trial % 2], -math.inf
+        grads = []
+        for lib in (torch, mg):
+            X = lib.tensor(x.tolist(), dtype=lib.float64, requires_grad=True)
+            lib.nn.functional.adaptive_avg_pool2d(X, (oh, ow)).backward(
+                lib.tensor(g.tolist(), dtype=lib.float64))
+            grads.append(np.asarray(X.grad.tolist()))
+        want, got = grads
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (trial, got, want)
+        np.testing.assert_allclose(np.where(np.isnan(got), 0, got), np.where(np.isnan(want), 0, want),
+                                   rtol=1e-12)
+
+
+@pytest.mark.parametrize("x_shape, w_shape", [((0, 2), (3, 2)), ((2, 2), (0, 2)), ((2, 0), (3, 0)),
+                                              ((0, 0), (0, 0)), ((1, 2, 0), (3, 0))])
+def test_linear_of_bool_tensors_with_no_features_is_pytorchs(x_shape, w_shape):
+    """PyTorch adds a bool bias to a product over no features as integers and refuses the
+    cast back to bool; other empty bool products come out empty."""
+    outcomes = []
+    for lib in (torch, mg):
+        x, w = lib.ones(*x_shape, dtype=lib.bool), lib.ones(*w_shape, dtype=lib.bool)
+        try:
+            outcomes.append(tuple(lib.nn.functional.linear(x, w, lib.ones(w_shape[0],
+                                                                          dtype=lib.bool)).shape))
+        except RuntimeError as error:
+            outcomes.append(str(error).split(":")[0])
+    assert outcomes[1] == outcomes[0]

@@ -139,6 +139,11 @@ def linear(input, weight, bias=None):
     if x.dtype == np.bool_ and x.size and w.size:  # (an empty product is PyTorch's too)
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool': a linear "
                                   "layer multiplies numbers; convert the input (x.float())")
+    if (x.dtype == np.bool_ and bias is not None and not w.shape[1]
+            and math.prod(x.shape[:-1]) and w.shape[0]):
+        raise RuntimeError("result type Long can't be cast to the desired output type Bool: "
+                           "PyTorch adds the bias to a product over no features as integers; "
+                           "convert the input, weight and bias (x.float())")
     if x.ndim != 2:
         rows = math.prod(x.shape[:-1])  # not -1: with no features, -1 would be any number
         batch = linear(input.reshape(rows, w.shape[1]), weight, bias)

@@ -247,6 +247,21 @@ def window_means(x, out_size):
     return out
 
 
+def window_spread(grad, in_size):
+    """The backward of ``window_means``: each output's gradient shared out over its own
+    window only (a product with the averaging matrices would turn inf * 0 into nan
+    outside it)."""
+    (m_h, m_w), (h, w) = grad.shape[-2:], in_size
+    out = np.zeros(grad.shape[:-2] + (h, w), grad.dtype)
+    for i in range(m_h):
+        rows = slice((i * h) // m_h, -(-((i + 1) * h) // m_h))
+        for j in range(m_w):
+            cols = slice((j * w) // m_w, -(-((j + 1) * w) // m_w))
+            count = (rows.stop - rows.start) * (cols.stop - cols.start)
+            out[..., rows, cols] += grad[..., i, j, None, None] / count
+    return out
+
+
 class AdaptiveAvgPool2DBackward0(Op):
     """out = A_h x A_w^T per plane (A_h, A_w the averaging matrices of the two sides), so
     d(x) = A_h^T d(out) A_w: linear, with constant matrices."""
@@ -262,6 +277,8 @@ class AdaptiveAvgPool2DBackward0(Op):
         return np.einsum("ih,...hw,jw->...ij", rows, x, cols, optimize=True)
 
     def backward(self, grad, rows, cols):
+        if is_array(grad) and not np.isfinite(grad).all():  # (as forward: windows alone)
+            return window_spread(grad, (rows.shape[1], cols.shape[1]))
         return formulas.transpose_last(rows) @ grad @ cols
 
     jvp = transposed_backward
