@@ -234,16 +234,22 @@ def adaptive_weights(n, m, dtype):
     return weights
 
 
-def window_means(x, out_size):
-    """The mean of each of PyTorch's adaptive windows, one window at a time (for inputs
-    with inf or nan, which only their own windows may see)."""
-    (h, w), (m_h, m_w) = x.shape[-2:], out_size
-    out = np.empty(x.shape[:-2] + (m_h, m_w), x.dtype)
+def adaptive_windows(in_size, out_size):
+    """(i, j, rows, cols) of each of PyTorch's adaptive windows: output (i, j) averages
+    input rows ``rows`` and columns ``cols`` (slices)."""
+    (h, w), (m_h, m_w) = in_size, out_size
     for i in range(m_h):
         rows = slice((i * h) // m_h, -(-((i + 1) * h) // m_h))
         for j in range(m_w):
-            cols = slice((j * w) // m_w, -(-((j + 1) * w) // m_w))
-            out[..., i, j] = x[..., rows, cols].mean(axis=(-1, -2))
+            yield i, j, rows, slice((j * w) // m_w, -(-((j + 1) * w) // m_w))
+
+
+def window_means(x, out_size):
+    """The mean of each of PyTorch's adaptive windows, one window at a time (for inputs
+    with inf or nan, which only their own windows may see)."""
+    out = np.empty(x.shape[:-2] + tuple(out_size), x.dtype)
+    for i, j, rows, cols in adaptive_windows(x.shape[-2:], out_size):
+        out[..., i, j] = x[..., rows, cols].mean(axis=(-1, -2))
     return out
 
 
@@ -251,14 +257,10 @@ def window_spread(grad, in_size):
     """The backward of ``window_means``: each output's gradient shared out over its own
     window only (a product with the averaging matrices would turn inf * 0 into nan
     outside it)."""
-    (m_h, m_w), (h, w) = grad.shape[-2:], in_size
-    out = np.zeros(grad.shape[:-2] + (h, w), grad.dtype)
-    for i in range(m_h):
-        rows = slice((i * h) // m_h, -(-((i + 1) * h) // m_h))
-        for j in range(m_w):
-            cols = slice((j * w) // m_w, -(-((j + 1) * w) // m_w))
-            count = (rows.stop - rows.start) * (cols.stop - cols.start)
-            out[..., rows, cols] += grad[..., i, j, None, None] / count
+    out = np.zeros(grad.shape[:-2] + tuple(in_size), grad.dtype)
+    for i, j, rows, cols in adaptive_windows(in_size, grad.shape[-2:]):
+        count = (rows.stop - rows.start) * (cols.stop - cols.start)
+        out[..., rows, cols] += grad[..., i, j, None, None] / count
     return out
 
 
